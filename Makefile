@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# mrrc: top-level build.  `make help` lists the targets.
+#
+# Kernel builds run per kernel version in build/kmod/<kver>/ (a copy of
+# Kbuild, kmod/ and uapi/), so 6.1 and 6.12 builds never clobber each
+# other and the source tree stays clean.  DKMS uses Kbuild directly.
+
+ifneq ($(KERNELRELEASE),)
+include $(src)/Kbuild
+else
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+B := $(TOP)/build
+
+# Debian kernels installed on this machine, oldest first.  KVER defaults to
+# the newest; the host's own kernel is never used.
+KVERS := $(shell cd /lib/modules 2>/dev/null && \
+	for v in *; do [ -f $$v/build/Makefile ] && [ -f /boot/vmlinuz-$$v ] && echo $$v; done | sort -V)
+KVER ?= $(lastword $(KVERS))
+KDIR = /lib/modules/$(KVER)/build
+
+VERSION := 0.1.0
+LIB_MAJOR := 0
+LIB_VERSION := $(LIB_MAJOR).1.0
+
+CC ?= cc
+USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE \
+	-I$(TOP)/uapi -I$(TOP)/lib $(EXTRA_CFLAGS)
+HARNESS_INC := -I$(B)/linux-tools/tools/testing/selftests
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
+
+LIB_SRCS := lib/libmrrc.c
+LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
+TOOL_SRCS := tools/mrrc/main.c tools/mrrc/info.c tools/mrrc/fmt.c
+TOOL_HDRS := tools/mrrc/mrrc_tool.h
+SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
+UNIT_TESTS := $(B)/tests/test_libmrrc $(B)/tests/test_mrrc_tool
+KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h
+
+.PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
+	vm run check bench install uninstall dkms-install clean help
+
+all: module lib tools selftests
+
+help:
+	@echo "make run            build everything and show the devices in the test VM"
+	@echo "make check          every test; last line 'N passed, N failed'"
+	@echo "make vm CMD='...'   run CMD in a fresh test VM (KVER=$(KVER))"
+	@echo "make bench [BENCH=name]  benchmarks in the VM -> build/bench/<name>.jsonl"
+	@echo "make deps           install Debian packages, extract harness/checkpatch"
+	@echo "make install PREFIX=/usr DESTDIR=  library, headers, tool, man pages"
+	@echo "installed kernels: $(KVERS)"
+
+deps:
+	@$(TOP)/tools/deps.sh $(B)
+
+# ---- kernel module -------------------------------------------------------
+
+$(B)/kmod/%/mrrc.ko: $(KMOD_SRCS)
+	@mkdir -p $(B)/kmod/$*
+	@cp -a Kbuild kmod uapi $(B)/kmod/$*/
+	$(MAKE) -C /lib/modules/$*/build M=$(B)/kmod/$* W=1 modules
+
+module: $(B)/kmod/$(KVER)/mrrc.ko
+modules-all: $(foreach v,$(KVERS),$(B)/kmod/$(v)/mrrc.ko)
+
+# ---- libmrrc --------------------------------------------------------------
+
+$(B)/lib/libmrrc.o: $(LIB_SRCS) $(LIB_HDRS) lib/libmrrc.map
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(B)/lib/libmrrc.so.$(LIB_VERSION): $(B)/lib/libmrrc.o lib/libmrrc.map
+	$(CC) -shared -Wl,-soname,libmrrc.so.$(LIB_MAJOR) \
+		-Wl,--version-script=lib/libmrrc.map -o $@ $<
+	ln -sf libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.so.$(LIB_MAJOR)
+	ln -sf libmrrc.so.$(LIB_MAJOR) $(B)/lib/libmrrc.so
+
+$(B)/lib/libmrrc.a: $(B)/lib/libmrrc.o
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/lib/libmrrc.pc: lib/libmrrc.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    $< > $@
+
+lib: $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a $(B)/lib/libmrrc.pc
+
+# ---- tools ----------------------------------------------------------------
+
+$(B)/tools/mrrc: $(TOOL_SRCS) $(TOOL_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $(TOOL_SRCS) $(B)/lib/libmrrc.a
+
+tools: $(B)/tools/mrrc
+
+# ---- tests ----------------------------------------------------------------
+
+$(B)/selftests/%: selftests/%.c selftests/mrrc_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-unused-parameter -o $@ $< \
+		$(B)/lib/libmrrc.a -lpthread
+
+selftests: $(SELFTESTS)
+
+# Host unit tests: the library and the tool with ioctl() behind ld --wrap.
+WRAP := -Wl,--wrap=ioctl -Wl,--wrap=open
+$(B)/tests/test_libmrrc: lib/tests/test_libmrrc.c $(LIB_SRCS) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIB_SRCS) $(WRAP) -lcmocka
+
+$(B)/tests/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_SRCS) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/mrrc -o $@ $< \
+		$(filter-out tools/mrrc/main.c,$(TOOL_SRCS)) $(LIB_SRCS) $(WRAP) -lcmocka
+
+unit-tests: $(UNIT_TESTS)
+
+# ---- test VM --------------------------------------------------------------
+
+$(B)/vm/initramfs-%.cpio.gz: tools/vm/mkinitramfs.sh tools/vm/init
+	@mkdir -p $(@D)
+	tools/vm/mkinitramfs.sh $* $@
+
+initramfs: $(B)/vm/initramfs-$(KVER).cpio.gz
+
+vm: deps
+	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER) > $(B)/vm-build.log 2>&1 || \
+		{ cat $(B)/vm-build.log; exit 1; }
+	@tools/vm/run.sh $(KVER) '$(CMD)'
+
+run: deps
+	@$(MAKE) --no-print-directory vm KVER=$(KVER) \
+		CMD='rdma link show; echo; $(B)/tools/mrrc info'
+
+check: deps
+	@tools/check.sh
+
+BENCH ?= all
+bench: deps
+	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER)
+	@tools/bench/run.sh $(KVER) $(BENCH)
+
+# ---- install --------------------------------------------------------------
+
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/mrrc \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a $(DESTDIR)$(LIBDIR)/
+	ln -sf libmrrc.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libmrrc.so.$(LIB_MAJOR)
+	ln -sf libmrrc.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/libmrrc.so
+	install -m 644 $(B)/lib/libmrrc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/mrrc/
+	install -m 755 $(B)/tools/mrrc $(DESTDIR)$(BINDIR)/
+	install -m 644 lib/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 tools/mrrc/mrrc.8 $(DESTDIR)$(MANDIR)/man8/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libmrrc.* $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/mrrc
+	rm -f $(DESTDIR)$(BINDIR)/mrrc $(DESTDIR)$(MANDIR)/man8/mrrc.8
+	rm -f $(patsubst lib/man/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man/*.3))
+
+# Copy the module sources where DKMS expects them; see Documentation/admin-guide.rst.
+dkms-install:
+	install -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi
+	install -m 644 Kbuild dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	install -m 644 kmod/*.c kmod/*.h $(DESTDIR)$(DKMS_SRC)/kmod/
+	install -m 644 uapi/mrrc_abi.h $(DESTDIR)$(DKMS_SRC)/uapi/
+
+clean:
+	rm -rf $(B)/kmod $(B)/lib $(B)/tools $(B)/selftests $(B)/tests $(B)/vm
+
+endif

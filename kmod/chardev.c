@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - the /dev/mrrc misc device.  Each open file description is a
+ * context that owns every object created through it.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+
+#include "mrrc.h"
+
+static int mrrc_open(struct inode *inode, struct file *filp)
+{
+	struct mrrc_ctx *ctx;
+
+	ctx = mrrc_ctx_create();
+	if (!ctx)
+		return -ENOMEM;
+	filp->private_data = ctx;
+	return nonseekable_open(inode, filp);
+}
+
+static int mrrc_release(struct inode *inode, struct file *filp)
+{
+	mrrc_ctx_release(filp->private_data);
+	return 0;
+}
+
+static const struct file_operations mrrc_fops = {
+	.owner = THIS_MODULE,
+	.open = mrrc_open,
+	.release = mrrc_release,
+	.unlocked_ioctl = mrrc_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice mrrc_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "mrrc",
+	.fops = &mrrc_fops,
+};
+
+int mrrc_chardev_init(void)
+{
+	mrrc_miscdev.mode = mrrc_dev_mode & 0666;
+	return misc_register(&mrrc_miscdev);
+}
+
+void mrrc_chardev_exit(void)
+{
+	misc_deregister(&mrrc_miscdev);
+}

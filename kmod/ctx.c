@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - file contexts: creation, binding to a device, teardown.
+ */
+#include <linux/slab.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+
+#include "mrrc.h"
+
+struct mrrc_ctx *mrrc_ctx_create(void)
+{
+	struct mrrc_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return NULL;
+
+	kref_init(&ctx->ref);
+	mutex_init(&ctx->lock);
+	INIT_LIST_HEAD(&ctx->dev_node);
+	ctx->pid = task_tgid_vnr(current);
+	atomic_inc(&mrrc_nr_ctx);
+	return ctx;
+}
+
+static void mrrc_ctx_free(struct kref *ref)
+{
+	struct mrrc_ctx *ctx = container_of(ref, struct mrrc_ctx, ref);
+
+	WARN_ON(ctx->dev || ctx->pd);
+	mutex_destroy(&ctx->lock);
+	atomic_dec(&mrrc_nr_ctx);
+	kfree(ctx);
+}
+
+void mrrc_ctx_put(struct mrrc_ctx *ctx)
+{
+	kref_put(&ctx->ref, mrrc_ctx_free);
+}
+
+/*
+ * Release everything the context owns on its device and drop the device.
+ * The caller holds ctx->lock and has already taken the context off
+ * dev->ctx_list.
+ */
+static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
+{
+	struct mrrc_device *dev = ctx->dev;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (ctx->pd) {
+		ib_dealloc_pd(ctx->pd);
+		ctx->pd = NULL;
+	}
+	ctx->dev = NULL;
+	mrrc_device_put(dev);
+}
+
+static void mrrc_ctx_unlink(struct mrrc_ctx *ctx, struct mrrc_device *dev)
+{
+	mutex_lock(&dev->lock);
+	if (!list_empty(&ctx->dev_node)) {
+		list_del_init(&ctx->dev_node);
+		dev->nr_ctx--;
+	}
+	mutex_unlock(&dev->lock);
+}
+
+/**
+ * mrrc_ctx_release() - tear down a context when its file is released
+ * @ctx: the context; the file's reference is dropped
+ */
+void mrrc_ctx_release(struct mrrc_ctx *ctx)
+{
+	mutex_lock(&ctx->lock);
+	if (ctx->dev) {
+		mrrc_ctx_unlink(ctx, ctx->dev);
+		mrrc_ctx_detach_locked(ctx);
+	}
+	mutex_unlock(&ctx->lock);
+	mrrc_ctx_put(ctx);
+}
+
+/**
+ * mrrc_device_detach_all() - detach every context bound to a device
+ * @dev: a device whose ib_device is being removed
+ *
+ * Called from the ib_client remove callback.  Afterwards no context
+ * references @dev->ibdev, and every bound context is marked dead, so its
+ * later commands fail with -ENODEV.  Waits for commands in progress on
+ * those contexts to finish.
+ */
+void mrrc_device_detach_all(struct mrrc_device *dev)
+{
+	struct mrrc_ctx *ctx;
+
+	mutex_lock(&dev->lock);
+	dev->removing = true;
+	while (!list_empty(&dev->ctx_list)) {
+		ctx = list_first_entry(&dev->ctx_list, struct mrrc_ctx,
+				       dev_node);
+		list_del_init(&ctx->dev_node);
+		dev->nr_ctx--;
+		kref_get(&ctx->ref);
+		mutex_unlock(&dev->lock);
+
+		mutex_lock(&ctx->lock);
+		/* The file may have been released meanwhile. */
+		if (ctx->dev == dev) {
+			mrrc_ctx_detach_locked(ctx);
+			ctx->dead = true;
+		}
+		mutex_unlock(&ctx->lock);
+		mrrc_ctx_put(ctx);
+
+		mutex_lock(&dev->lock);
+	}
+	mutex_unlock(&dev->lock);
+}
+
+/**
+ * mrrc_ctx_bind() - bind a context to a device and allocate its PD
+ * @ctx: the context
+ * @name: NUL-terminated device name
+ * @dev_index: set to the device's ib_core index on success
+ *
+ * Return: 0; -EBUSY if the context is already bound; -ENODEV if no such
+ * device exists, it is going away, or the context's device was removed;
+ * or the error of ib_alloc_pd().
+ */
+int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
+{
+	struct mrrc_device *dev;
+	struct ib_pd *pd;
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	if (ctx->dead) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (ctx->dev) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+
+	dev = mrrc_device_get_by_name(name);
+	if (!dev) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+
+	/*
+	 * Once on ctx_list the remove callback waits for ctx->lock before
+	 * it lets the ib_device go, so dev->ibdev stays valid below.
+	 */
+	mutex_lock(&dev->lock);
+	if (dev->removing) {
+		mutex_unlock(&dev->lock);
+		ret = -ENODEV;
+		goto out_put;
+	}
+	list_add_tail(&ctx->dev_node, &dev->ctx_list);
+	dev->nr_ctx++;
+	mutex_unlock(&dev->lock);
+
+	pd = ib_alloc_pd(dev->ibdev, 0);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto out_unlink;
+	}
+
+	ctx->dev = dev;
+	ctx->pd = pd;
+	*dev_index = dev->index;
+	mutex_unlock(&ctx->lock);
+	return 0;
+
+out_unlink:
+	mrrc_ctx_unlink(ctx, dev);
+out_put:
+	mrrc_device_put(dev);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/**
+ * mrrc_ctx_query() - report the device a context is bound to
+ * @ctx: the context
+ * @cq: @dev_index and @dev_name are filled in
+ *
+ * Return: 0; -ENXIO if the context is not bound; -ENODEV if its device
+ * was removed.
+ */
+int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq)
+{
+	int ret = 0;
+
+	mutex_lock(&ctx->lock);
+	if (ctx->dead) {
+		ret = -ENODEV;
+	} else if (!ctx->dev) {
+		ret = -ENXIO;
+	} else {
+		cq->dev_index = ctx->dev->index;
+		mutex_lock(&mrrc_devices_lock);
+		strscpy(cq->dev_name, ctx->dev->name, sizeof(cq->dev_name));
+		mutex_unlock(&mrrc_devices_lock);
+	}
+	mutex_unlock(&ctx->lock);
+	return ret;
+}

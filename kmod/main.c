@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - RDMA memory registration region cache.
+ *
+ * Module entry points and module-wide state.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+#include "mrrc.h"
+
+/* Device list: protected by mrrc_devices_lock, see mrrc.h for the order. */
+DEFINE_MUTEX(mrrc_devices_lock);
+LIST_HEAD(mrrc_devices);
+atomic_t mrrc_nr_ctx = ATOMIC_INIT(0);
+
+ushort mrrc_dev_mode = 0666;
+module_param_named(dev_mode, mrrc_dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "permission bits of /dev/mrrc (default 0666, like the uverbs devices)");
+
+static int __init mrrc_init(void)
+{
+	int ret;
+
+	if (mrrc_dev_mode & ~0666) {
+		pr_err("mrrc: dev_mode %#o: only read/write bits allowed\n",
+		       mrrc_dev_mode);
+		return -EINVAL;
+	}
+
+	ret = mrrc_client_register();
+	if (ret)
+		return ret;
+
+	ret = mrrc_chardev_init();
+	if (ret)
+		goto err_client;
+
+	mrrc_debugfs_init();
+	return 0;
+
+err_client:
+	mrrc_client_unregister();
+	return ret;
+}
+
+static void __exit mrrc_exit(void)
+{
+	mrrc_debugfs_exit();
+	mrrc_chardev_exit();
+	mrrc_client_unregister();
+	WARN_ON(!list_empty(&mrrc_devices));
+}
+
+module_init(mrrc_init);
+module_exit(mrrc_exit);
+
+MODULE_AUTHOR("The mrrc authors");
+MODULE_DESCRIPTION("RDMA memory registration region cache");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mrrc - RDMA memory registration region cache: module-internal interfaces.
+ *
+ * Object model
+ * ------------
+ * struct mrrc_device  one per ib_device, created by the ib_client add
+ *                     callback, unlinked by remove.  Refcounted: contexts
+ *                     bound to it hold a reference until they detach.
+ * struct mrrc_ctx     one per open file description of /dev/mrrc.  Owns
+ *                     every object it creates; closing the fd (or the
+ *                     process dying) releases all of them.
+ *
+ * Lock order (outermost first)
+ * ----------------------------
+ *   ctx->lock  ->  mrrc_devices_lock  ->  dev->lock
+ *
+ * The remove callback never holds dev->lock or mrrc_devices_lock while it
+ * takes a ctx->lock; it pins the context with a reference instead.
+ */
+#ifndef _MRRC_H
+#define _MRRC_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/atomic.h>
+#include <rdma/ib_verbs.h>
+
+#include "mrrc_abi.h"
+
+struct dentry;
+
+/**
+ * struct mrrc_device - the module's view of one RDMA device
+ * @ref: lifetime of this structure (not of @ibdev)
+ * @ibdev: the ib_device; valid while the device is registered, i.e. while
+ *	@node is on the device list or a bound context holds its ctx->lock
+ * @node: entry on mrrc_devices, protected by mrrc_devices_lock
+ * @name: copy of the device name, kept current by the rename callback;
+ *	protected by mrrc_devices_lock
+ * @index: ib_core device index
+ * @lock: protects @ctx_list, @removing and @nr_ctx
+ * @ctx_list: contexts bound to this device
+ * @removing: set by the remove callback; no context may bind afterwards
+ * @nr_ctx: number of contexts on @ctx_list
+ */
+struct mrrc_device {
+	struct kref ref;
+	struct ib_device *ibdev;
+	struct list_head node;
+	char name[MRRC_NAME_MAX];
+	u32 index;
+
+	struct mutex lock;
+	struct list_head ctx_list;
+	bool removing;
+	unsigned int nr_ctx;
+};
+
+/**
+ * struct mrrc_ctx - a /dev/mrrc file context
+ * @ref: lifetime; the file holds one reference, device removal a
+ *	temporary one while it detaches the context
+ * @lock: serialises every command of the context against each other and
+ *	against detach; protects @dev, @pd and @dead
+ * @dev: bound device, NULL when unbound or detached
+ * @pd: protection domain on @dev->ibdev, NULL when unbound
+ * @dead: the bound device was removed; the context is unusable
+ * @dev_node: entry on @dev->ctx_list, protected by @dev->lock
+ * @pid: thread group id of the opener, for introspection
+ */
+struct mrrc_ctx {
+	struct kref ref;
+	struct mutex lock;
+	struct mrrc_device *dev;
+	struct ib_pd *pd;
+	bool dead;
+	struct list_head dev_node;
+	pid_t pid;
+};
+
+/* Global state, see main.c */
+extern struct mutex mrrc_devices_lock;
+extern struct list_head mrrc_devices;
+extern atomic_t mrrc_nr_ctx;
+
+/* device.c */
+int mrrc_client_register(void);
+void mrrc_client_unregister(void);
+struct mrrc_device *mrrc_device_get_by_name(const char *name);
+void mrrc_device_put(struct mrrc_device *dev);
+unsigned int mrrc_device_count(void);
+int mrrc_device_list(struct mrrc_dev_info *info, unsigned int max,
+		     unsigned int *total);
+int mrrc_port_query(u32 dev_index, u32 port, struct mrrc_port_query *pq,
+		    struct mrrc_gid_entry *gids, unsigned int max);
+
+/* ctx.c */
+struct mrrc_ctx *mrrc_ctx_create(void);
+void mrrc_ctx_put(struct mrrc_ctx *ctx);
+void mrrc_ctx_release(struct mrrc_ctx *ctx);
+int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index);
+int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
+void mrrc_device_detach_all(struct mrrc_device *dev);
+
+/* ioctl.c */
+long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+
+/* chardev.c */
+extern ushort mrrc_dev_mode;
+int mrrc_chardev_init(void);
+void mrrc_chardev_exit(void);
+
+/* debugfs.c */
+void mrrc_debugfs_init(void);
+void mrrc_debugfs_exit(void);
+
+#endif /* _MRRC_H */

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * libmrrc - thin user-space library for /dev/mrrc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include "libmrrc.h"
+
+#define MRRC_EXPORT __attribute__((visibility("default")))
+
+/* The one place every command goes through. */
+static int mrrc_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, cmd, arg);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : ret;
+}
+
+MRRC_EXPORT int mrrc_open(unsigned int flags)
+{
+	const char *path = getenv("MRRC_DEVICE");
+	int fd;
+
+	if (flags)
+		return -EINVAL;
+	if (!path || !*path)
+		path = MRRC_DEVICE_PATH;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+MRRC_EXPORT int mrrc_close(int fd)
+{
+	return close(fd) < 0 ? -errno : 0;
+}
+
+MRRC_EXPORT int mrrc_query(int fd, struct mrrc_query *q)
+{
+	if (!q)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	return mrrc_ioctl(fd, MRRC_IOC_QUERY, q);
+}
+
+MRRC_EXPORT int mrrc_dev_list(int fd, struct mrrc_dev_info *devs,
+			      unsigned int *count)
+{
+	struct mrrc_dev_list dl = {
+		.size = sizeof(dl),
+		.entry_size = sizeof(*devs),
+	};
+	int ret;
+
+	if (!count || (*count && !devs))
+		return -EINVAL;
+	dl.count = *count;
+	dl.entries = (uintptr_t)devs;
+	ret = mrrc_ioctl(fd, MRRC_IOC_DEV_LIST, &dl);
+	if (!ret)
+		*count = dl.count;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_port_query(int fd, uint32_t dev_index, uint32_t port_num,
+				struct mrrc_port_query *attr,
+				struct mrrc_gid_entry *gids,
+				unsigned int *ngids)
+{
+	unsigned int room = ngids ? *ngids : 0;
+	int ret;
+
+	if (!attr || (room && !gids))
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->dev_index = dev_index;
+	attr->port_num = port_num;
+	attr->gid_entry_size = sizeof(*gids);
+	attr->gid_count = room;
+	attr->gids = (uintptr_t)gids;
+	ret = mrrc_ioctl(fd, MRRC_IOC_PORT_QUERY, attr);
+	if (!ret && ngids)
+		*ngids = attr->gid_count;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_bind(int fd, const char *dev_name, uint32_t *dev_index)
+{
+	struct mrrc_bind b = { .size = sizeof(b) };
+	size_t len;
+	int ret;
+
+	if (!dev_name)
+		return -EINVAL;
+	len = strlen(dev_name);
+	if (len >= sizeof(b.dev_name))
+		return -ENAMETOOLONG;
+	memcpy(b.dev_name, dev_name, len);
+	ret = mrrc_ioctl(fd, MRRC_IOC_BIND, &b);
+	if (!ret && dev_index)
+		*dev_index = b.dev_index;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_ctx_query(int fd, struct mrrc_ctx_query *cq)
+{
+	if (!cq)
+		return -EINVAL;
+	memset(cq, 0, sizeof(*cq));
+	cq->size = sizeof(*cq);
+	return mrrc_ioctl(fd, MRRC_IOC_CTX_QUERY, cq);
+}

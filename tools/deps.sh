@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Install what mrrc needs from Debian's archive and extract the kselftest
+# harness and checkpatch.pl from linux-source-6.1 into build/.  Idempotent:
+# prints nothing and touches nothing when everything is already there.
+#
+# usage: deps.sh BUILD_DIR
+set -eu
+
+build=$1
+pkgs="gcc make pkg-config cpio xz-utils kmod iproute2 busybox-static
+qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
+rdma-core ibverbs-utils libibverbs-dev librdmacm-dev libcmocka-dev sparse
+valgrind"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+
+apt_install() {
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "$@" > "$build/apt.log" 2>&1 || {
+		cat "$build/apt.log" >&2
+		echo "deps: apt-get install $* failed" >&2
+		exit 1
+	}
+}
+
+mkdir -p "$build"
+updated=
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	apt-get update -q > "$build/apt.log" 2>&1
+	updated=1
+	apt_install $missing
+	# Keep the 6.1 kernel when the backports metapackage replaces it.
+	apt-mark manual $(dpkg-query -W -f '${Package}\n' \
+		'linux-image-6.1.*' 'linux-headers-6.1.*' 2>/dev/null) \
+		> /dev/null 2>&1 || true
+fi
+
+# Linux 6.12 LTS from bookworm-backports, the second supported kernel.
+if ! ls /lib/modules/6.12.*/build/Makefile > /dev/null 2>&1; then
+	echo "deps: installing Linux 6.12 from bookworm-backports"
+	src=/etc/apt/sources.list.d/mrrc-bookworm-backports.sources
+	if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		cat > "$src" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		updated=
+	fi
+	[ -n "$updated" ] || apt-get update -q > "$build/apt.log" 2>&1
+	apt_install -t bookworm-backports linux-image-amd64 linux-headers-amd64
+fi
+
+# The kselftest harness and checkpatch.pl, from Debian's kernel source.
+lt=$build/linux-tools
+if [ ! -f "$lt/scripts/checkpatch.pl" ] ||
+   [ ! -f "$lt/tools/testing/selftests/kselftest_harness.h" ]; then
+	echo "deps: extracting kselftest harness and checkpatch.pl from linux-source-6.1"
+	rm -rf "$lt.tmp"
+	mkdir -p "$lt.tmp"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$lt.tmp" \
+		--strip-components=1 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	rm -rf "$lt"
+	mv "$lt.tmp" "$lt"
+fi

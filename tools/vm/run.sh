@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Run a command in a fresh test VM: Debian kernel $KVER under QEMU (TCG),
+# root = the host's / read-only over virtio-9p, the repository read-write at
+# the same path, rdma_rxe up as rxe0 and mrrc.ko loaded.  Exits with the
+# command's status, 125 if the kernel log shows a problem, 124 if the VM
+# failed or timed out.
+#
+# usage: run.sh KVER COMMAND...
+# environment: VM_TIMEOUT (seconds, default 1800), VM_MEM (default 2G),
+#              VM_SMP (default 2), VM_APPEND (extra kernel parameters)
+set -eu
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+kver=$1
+shift
+build=$repo/build
+initrd=$build/vm/initramfs-$kver.cpio.gz
+ko=$build/kmod/$kver/mrrc.ko
+
+case "$repo" in
+*[!A-Za-z0-9/._+-]*)
+	echo "vm: repository path '$repo' has characters the kernel command line cannot carry" >&2
+	exit 124 ;;
+esac
+for f in "/boot/vmlinuz-$kver" "$initrd" "$ko"; do
+	[ -r "$f" ] || { echo "vm: missing $f (run make deps all)" >&2; exit 124; }
+done
+
+mkdir -p "$build/vm"
+run=$(mktemp -d "$build/vm/run.XXXXXX")
+trap 'rm -rf "$run"' EXIT
+printf '%s\n' "$*" > "$run/cmd"
+pwd > "$run/cwd"
+
+timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
+	qemu-system-x86_64 -nographic -no-reboot -nic none \
+	-machine q35 -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
+	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-append "console=ttyS0 loglevel=3 panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver" \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+	-fsdev local,id=repo,path="$repo",security_model=none,multidevs=remap \
+	-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
+	< /dev/null | tr -d '\r' || true
+
+if [ ! -s "$run/status" ]; then
+	echo "vm: no exit status from the guest (crash, panic or timeout)" >&2
+	exit 124
+fi
+exit "$(cat "$run/status")"
