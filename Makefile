@@ -110,7 +110,7 @@ tools: $(B)/tools/mrrc
 
 $(B)/selftests/%: selftests/%.c selftests/mrrc_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-unused-parameter -o $@ $< \
+	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter -o $@ $< \
 		$(B)/lib/libmrrc.a -lpthread
 
 selftests: $(SELFTESTS)

@@ -69,10 +69,10 @@ static void mrrc_ctx_unlink(struct mrrc_ctx *ctx, struct mrrc_device *dev)
 }
 
 /**
- * mrrc_ctx_release() - tear down a context when its file is released
- * @ctx: the context; the file's reference is dropped
+ * mrrc_ctx_unbind() - undo mrrc_ctx_bind()
+ * @ctx: the context; nothing happens if it is not bound
  */
-void mrrc_ctx_release(struct mrrc_ctx *ctx)
+void mrrc_ctx_unbind(struct mrrc_ctx *ctx)
 {
 	mutex_lock(&ctx->lock);
 	if (ctx->dev) {
@@ -80,6 +80,15 @@ void mrrc_ctx_release(struct mrrc_ctx *ctx)
 		mrrc_ctx_detach_locked(ctx);
 	}
 	mutex_unlock(&ctx->lock);
+}
+
+/**
+ * mrrc_ctx_release() - tear down a context when its file is released
+ * @ctx: the context; the file's reference is dropped
+ */
+void mrrc_ctx_release(struct mrrc_ctx *ctx)
+{
+	mrrc_ctx_unbind(ctx);
 	mrrc_ctx_put(ctx);
 }
 

@@ -6,7 +6,9 @@
  * it, rejects anything shorter than the command's first revision, copies
  * the structure in with copy_struct_from_user() (which rejects a longer
  * structure whose unknown tail is not zero), calls the handler, and copies
- * min(user size, kernel size) bytes back.
+ * min(user size, kernel size) bytes back.  A command with side effects has
+ * an abort hook that undoes them when that copy fails, so EFAULT never
+ * leaves behind a change the caller cannot see.
  */
 #include <linux/fs.h>
 #include <linux/slab.h>
@@ -144,6 +146,12 @@ static int mrrc_cmd_bind(struct mrrc_ucmd *ucmd)
 	return mrrc_ctx_bind(ucmd->ctx, b->dev_name, &b->dev_index);
 }
 
+/* The result could not be copied out: the caller never learns it bound. */
+static void mrrc_cmd_bind_abort(struct mrrc_ucmd *ucmd)
+{
+	mrrc_ctx_unbind(ucmd->ctx);
+}
+
 static int mrrc_cmd_ctx_query(struct mrrc_ucmd *ucmd)
 {
 	struct mrrc_ctx_query *cq = ucmd->cmd;
@@ -161,9 +169,10 @@ struct mrrc_ioctl_op {
 	unsigned int min_size;
 	unsigned int ioctl_num;
 	int (*execute)(struct mrrc_ucmd *ucmd);
+	void (*abort)(struct mrrc_ucmd *ucmd);
 };
 
-#define MRRC_IOCTL_OP(_ioctl, _fn, _struct, _last)			\
+#define MRRC_IOCTL_OP_ABORT(_ioctl, _fn, _abort, _struct, _last)	\
 	[_IOC_NR(_ioctl) - MRRC_CMD_BASE] = {				\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union mrrc_ucmd_buffer) < \
@@ -172,7 +181,10 @@ struct mrrc_ioctl_op {
 		.min_size = offsetofend(_struct, _last),		\
 		.ioctl_num = _ioctl,					\
 		.execute = _fn,						\
+		.abort = _abort,					\
 	}
+#define MRRC_IOCTL_OP(_ioctl, _fn, _struct, _last)			\
+	MRRC_IOCTL_OP_ABORT(_ioctl, _fn, NULL, _struct, _last)
 
 static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 	MRRC_IOCTL_OP(MRRC_IOC_QUERY, mrrc_cmd_query, struct mrrc_query,
@@ -181,8 +193,8 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 		      struct mrrc_dev_list, entries),
 	MRRC_IOCTL_OP(MRRC_IOC_PORT_QUERY, mrrc_cmd_port_query,
 		      struct mrrc_port_query, gids),
-	MRRC_IOCTL_OP(MRRC_IOC_BIND, mrrc_cmd_bind, struct mrrc_bind,
-		      __reserved),
+	MRRC_IOCTL_OP_ABORT(MRRC_IOC_BIND, mrrc_cmd_bind, mrrc_cmd_bind_abort,
+			    struct mrrc_bind, __reserved),
 	MRRC_IOCTL_OP(MRRC_IOC_CTX_QUERY, mrrc_cmd_ctx_query,
 		      struct mrrc_ctx_query, dev_name),
 };
@@ -223,7 +235,10 @@ long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	if (copy_to_user(ucmd.ubuffer, ucmd.cmd,
-			 min_t(u32, ucmd.user_size, op->size)))
+			 min_t(u32, ucmd.user_size, op->size))) {
+		if (op->abort)
+			op->abort(&ucmd);
 		return -EFAULT;
+	}
 	return 0;
 }

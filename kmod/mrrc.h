@@ -101,6 +101,7 @@ struct mrrc_ctx *mrrc_ctx_create(void);
 void mrrc_ctx_put(struct mrrc_ctx *ctx);
 void mrrc_ctx_release(struct mrrc_ctx *ctx);
 int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index);
+void mrrc_ctx_unbind(struct mrrc_ctx *ctx);
 int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
 void mrrc_device_detach_all(struct mrrc_device *dev);
 

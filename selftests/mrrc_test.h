@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers shared by the mrrc selftests.  They run inside the test VM (see
+ * tools/vm/), as root, with mrrc.ko loaded and rxe0 on veth0.
+ */
+#ifndef MRRC_TEST_H
+#define MRRC_TEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "libmrrc.h"
+
+#define RXE_DEV "rxe0"
+
+/* Raw ioctl, bypassing libmrrc: 0 or -errno. */
+static inline int raw_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/* Read a one-line file into @buf without the newline; 0 or -errno. */
+static inline int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		ret = -EIO;
+	else
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return ret;
+}
+
+/* Run a shell command quietly; its exit status. */
+static inline int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return st < 0 ? -1 : WEXITSTATUS(st);
+}
+
+/* Count output lines of a shell command that contain @needle. */
+static inline int count_lines(const char *cmd, const char *needle)
+{
+	char line[1024];
+	FILE *p = popen(cmd, "r");
+	int n = 0;
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, needle))
+			n++;
+	pclose(p);
+	return n;
+}
+
+/* Number of live /dev/mrrc contexts, from debugfs. */
+static inline int debugfs_contexts(void)
+{
+	char buf[32];
+
+	if (read_line("/sys/kernel/debug/mrrc/contexts", buf, sizeof(buf)))
+		return -1;
+	return atoi(buf);
+}
+
+/* PDs the module holds, as the RDMA resource tracker reports them. */
+static inline int mrrc_pd_count(void)
+{
+	return count_lines("rdma resource show pd 2>/dev/null", "[mrrc]");
+}
+
+static inline int open_bound(const char *dev)
+{
+	int fd = mrrc_open(0);
+
+	if (fd >= 0 && mrrc_bind(fd, dev, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#endif
