@@ -41,14 +41,15 @@ DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
 LIB_SRCS := lib/libmrrc.c
 LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
-TOOL_SRCS := tools/mrrc/main.c tools/mrrc/info.c tools/mrrc/fmt.c
+TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
-UNIT_TESTS := $(B)/tests/test_libmrrc $(B)/tests/test_mrrc_tool
+TESTS_DIR ?= $(B)/tests
+UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
-	vm run check bench install uninstall dkms-install clean help
+	vm run check bench install uninstall dkms-install clean help print-kvers
 
 all: module lib tools selftests
 
@@ -117,11 +118,11 @@ selftests: $(SELFTESTS)
 
 # Host unit tests: the library and the tool with ioctl() behind ld --wrap.
 WRAP := -Wl,--wrap=ioctl -Wl,--wrap=open
-$(B)/tests/test_libmrrc: lib/tests/test_libmrrc.c $(LIB_SRCS) $(LIB_HDRS)
+$(TESTS_DIR)/test_libmrrc: lib/tests/test_libmrrc.c $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIB_SRCS) $(WRAP) -lcmocka
 
-$(B)/tests/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_SRCS) $(LIB_HDRS)
+$(TESTS_DIR)/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/mrrc -o $@ $< \
 		$(filter-out tools/mrrc/main.c,$(TOOL_SRCS)) $(LIB_SRCS) $(WRAP) -lcmocka
@@ -148,6 +149,9 @@ run: deps
 check: deps
 	@tools/check.sh
 
+print-kvers:
+	@echo $(KVERS)
+
 BENCH ?= all
 bench: deps
 	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER)
@@ -164,14 +168,14 @@ install: lib tools
 	install -m 644 $(B)/lib/libmrrc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/mrrc/
 	install -m 755 $(B)/tools/mrrc $(DESTDIR)$(BINDIR)/
-	install -m 644 lib/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 lib/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 tools/mrrc/mrrc.8 $(DESTDIR)$(MANDIR)/man8/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libmrrc.* $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mrrc
 	rm -f $(DESTDIR)$(BINDIR)/mrrc $(DESTDIR)$(MANDIR)/man8/mrrc.8
-	rm -f $(patsubst lib/man/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man/*.3))
+	rm -f $(patsubst lib/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man3/*.3))
 
 # Copy the module sources where DKMS expects them; see Documentation/admin-guide.rst.
 dkms-install:

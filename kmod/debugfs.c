@@ -2,8 +2,9 @@
 /*
  * mrrc - debugfs introspection: /sys/kernel/debug/mrrc/
  *
- *   devices    one line per tracked RDMA device with its bound contexts
- *   contexts   number of open /dev/mrrc contexts
+ *   devices    one line per RDMA device: index, name, bound file contexts
+ *              and the pids that opened them
+ *   contexts   number of open /dev/mrrc file descriptions
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>

@@ -167,35 +167,33 @@ static int mrrc_cmd_ctx_query(struct mrrc_ucmd *ucmd)
 struct mrrc_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
-	unsigned int ioctl_num;
 	int (*execute)(struct mrrc_ucmd *ucmd);
 	void (*abort)(struct mrrc_ucmd *ucmd);
 };
 
-#define MRRC_IOCTL_OP_ABORT(_ioctl, _fn, _abort, _struct, _last)	\
-	[_IOC_NR(_ioctl) - MRRC_CMD_BASE] = {				\
+#define MRRC_IOCTL_OP_ABORT(_nr, _fn, _abort, _struct, _last)		\
+	[(_nr) - MRRC_CMD_BASE] = {					\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union mrrc_ucmd_buffer) < \
 					  sizeof(_struct)) +		\
 			BUILD_BUG_ON_ZERO(sizeof(_struct) % 8),		\
 		.min_size = offsetofend(_struct, _last),		\
-		.ioctl_num = _ioctl,					\
 		.execute = _fn,						\
 		.abort = _abort,					\
 	}
-#define MRRC_IOCTL_OP(_ioctl, _fn, _struct, _last)			\
-	MRRC_IOCTL_OP_ABORT(_ioctl, _fn, NULL, _struct, _last)
+#define MRRC_IOCTL_OP(_nr, _fn, _struct, _last)				\
+	MRRC_IOCTL_OP_ABORT(_nr, _fn, NULL, _struct, _last)
 
 static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
-	MRRC_IOCTL_OP(MRRC_IOC_QUERY, mrrc_cmd_query, struct mrrc_query,
+	MRRC_IOCTL_OP(MRRC_CMD_QUERY, mrrc_cmd_query, struct mrrc_query,
 		      __reserved),
-	MRRC_IOCTL_OP(MRRC_IOC_DEV_LIST, mrrc_cmd_dev_list,
+	MRRC_IOCTL_OP(MRRC_CMD_DEV_LIST, mrrc_cmd_dev_list,
 		      struct mrrc_dev_list, entries),
-	MRRC_IOCTL_OP(MRRC_IOC_PORT_QUERY, mrrc_cmd_port_query,
+	MRRC_IOCTL_OP(MRRC_CMD_PORT_QUERY, mrrc_cmd_port_query,
 		      struct mrrc_port_query, gids),
-	MRRC_IOCTL_OP_ABORT(MRRC_IOC_BIND, mrrc_cmd_bind, mrrc_cmd_bind_abort,
+	MRRC_IOCTL_OP_ABORT(MRRC_CMD_BIND, mrrc_cmd_bind, mrrc_cmd_bind_abort,
 			    struct mrrc_bind, __reserved),
-	MRRC_IOCTL_OP(MRRC_IOC_CTX_QUERY, mrrc_cmd_ctx_query,
+	MRRC_IOCTL_OP(MRRC_CMD_CTX_QUERY, mrrc_cmd_ctx_query,
 		      struct mrrc_ctx_query, dev_name),
 };
 
@@ -208,12 +206,13 @@ long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	unsigned int nr;
 	int ret;
 
+	/* Commands are plain _IO(): the size travels in the structure. */
 	nr = _IOC_NR(cmd);
-	if (_IOC_TYPE(cmd) != MRRC_TYPE || nr < MRRC_CMD_BASE ||
+	if (cmd != _IO(MRRC_TYPE, nr) || nr < MRRC_CMD_BASE ||
 	    nr - MRRC_CMD_BASE >= ARRAY_SIZE(mrrc_ioctl_ops))
 		return -ENOTTY;
 	op = &mrrc_ioctl_ops[nr - MRRC_CMD_BASE];
-	if (op->ioctl_num != cmd)
+	if (!op->execute)
 		return -ENOTTY;
 
 	ucmd.ctx = ctx;

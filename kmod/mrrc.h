@@ -52,7 +52,7 @@ struct mrrc_device {
 	char name[MRRC_NAME_MAX];
 	u32 index;
 
-	struct mutex lock;
+	struct mutex lock;		/* see @lock above */
 	struct list_head ctx_list;
 	bool removing;
 	unsigned int nr_ctx;
@@ -72,7 +72,7 @@ struct mrrc_device {
  */
 struct mrrc_ctx {
 	struct kref ref;
-	struct mutex lock;
+	struct mutex lock;		/* see @lock above */
 	struct mrrc_device *dev;
 	struct ib_pd *pd;
 	bool dead;

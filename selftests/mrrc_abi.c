@@ -73,6 +73,7 @@ FIXTURE(cmd) {
 };
 
 FIXTURE_VARIANT(cmd) {
+	const char *name;
 	unsigned long ioc;
 	unsigned int size;
 	unsigned int min_size;
@@ -81,6 +82,7 @@ FIXTURE_VARIANT(cmd) {
 };
 
 FIXTURE_VARIANT_ADD(cmd, query) {
+	.name = "MRRC_IOC_QUERY",
 	.ioc = MRRC_IOC_QUERY,
 	.size = sizeof(struct mrrc_query),
 	.min_size = sizeof(struct mrrc_query),
@@ -89,6 +91,7 @@ FIXTURE_VARIANT_ADD(cmd, query) {
 };
 
 FIXTURE_VARIANT_ADD(cmd, dev_list) {
+	.name = "MRRC_IOC_DEV_LIST",
 	.ioc = MRRC_IOC_DEV_LIST,
 	.size = sizeof(struct mrrc_dev_list),
 	.min_size = sizeof(struct mrrc_dev_list),
@@ -97,6 +100,7 @@ FIXTURE_VARIANT_ADD(cmd, dev_list) {
 };
 
 FIXTURE_VARIANT_ADD(cmd, port_query) {
+	.name = "MRRC_IOC_PORT_QUERY",
 	.ioc = MRRC_IOC_PORT_QUERY,
 	.size = sizeof(struct mrrc_port_query),
 	.min_size = sizeof(struct mrrc_port_query),
@@ -105,6 +109,7 @@ FIXTURE_VARIANT_ADD(cmd, port_query) {
 };
 
 FIXTURE_VARIANT_ADD(cmd, bind) {
+	.name = "MRRC_IOC_BIND",
 	.ioc = MRRC_IOC_BIND,
 	.size = sizeof(struct mrrc_bind),
 	.min_size = sizeof(struct mrrc_bind),
@@ -113,6 +118,7 @@ FIXTURE_VARIANT_ADD(cmd, bind) {
 };
 
 FIXTURE_VARIANT_ADD(cmd, ctx_query) {
+	.name = "MRRC_IOC_CTX_QUERY",
 	.ioc = MRRC_IOC_CTX_QUERY,
 	.size = sizeof(struct mrrc_ctx_query),
 	.min_size = sizeof(struct mrrc_ctx_query),
@@ -198,7 +204,7 @@ TEST_F(cmd, unknown_flag)
 TEST_F(cmd, reserved_nonzero)
 {
 	if (variant->reserved_off < 0)
-		SKIP(return, "command has no reserved member");
+		SKIP(return, "%s has no reserved member", variant->name);
 	self->buf[variant->reserved_off] = 1;
 	ASSERT_EQ(-EINVAL, raw_ioctl(self->fd, variant->ioc, self->buf));
 	self->buf[variant->reserved_off] = 0;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Run the selftests inside the test VM (make vm CMD='selftests/run.sh DIR').
-# Each program's TAP output goes to DIR/<program>.tap and to stdout.
-# Exits non-zero if any program failed.
+# Each program's TAP output goes to DIR/<program>.tap and to stdout; the
+# tool checks against the live module go to DIR/tools.tap.  Exits non-zero
+# if anything failed.
 set -u
 out=${1:-build/selftests/results}
 bin=$MRRC_REPO/build/selftests
@@ -15,4 +16,30 @@ for t in "$bin"/mrrc_abi "$bin"/mrrc_devices "$bin"/mrrc_lifecycle; do
 	cat "$out/$name.tap"
 	[ "$st" -eq 0 ] || { echo "# $name exited with $st"; rc=1; }
 done
+
+# The tool against the real module: on PATH, and clean under valgrind.
+n=0
+tap() {
+	n=$((n + 1))
+	if "$@" > "$out/tools.$n.log" 2>&1; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc"
+		sed 's/^/# /' "$out/tools.$n.log"
+		rc=1
+	fi
+}
+{
+	echo "TAP version 13"
+	echo "1..3"
+	desc="tools.mrrc_info_on_path"
+	tap sh -c 'mrrc info | grep -q "hca_id:	rxe0"'
+	desc="tools.mrrc_info_matches_rdma_link"
+	tap sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE" &&
+		mrrc info -d rxe0 | grep -q "state:.*PORT_ACTIVE"'
+	desc="tools.mrrc_info_valgrind_clean"
+	tap valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=all mrrc info -v
+} > "$out/tools.tap"
+cat "$out/tools.tap"
 exit $rc

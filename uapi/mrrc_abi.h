@@ -19,8 +19,9 @@
 #ifndef _UAPI_MRRC_ABI_H
 #define _UAPI_MRRC_ABI_H
 
-#include <linux/types.h>
+#include <linux/const.h>
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 #define MRRC_ABI_VERSION	1
 #define MRRC_DEVICE_PATH	"/dev/mrrc"
@@ -62,7 +63,7 @@ struct mrrc_query {
 
 /* Feature bits reported in mrrc_query.features. */
 /* Device listing, port query and per-context binding (ABI 1). */
-#define MRRC_FEATURE_DEVICES	(1ULL << 0)
+#define MRRC_FEATURE_DEVICES	_BITULL(0)
 
 enum mrrc_atomic_cap {
 	MRRC_ATOMIC_NONE = 0,	/* no atomic operations */

@@ -4,7 +4,7 @@
 # mounts, rdma_rxe on a veth pair, mrrc.ko, then the command from
 # $MRRC_RUN/cmd.  Its exit status (or 125 if the dmesg scan found a kernel
 # problem) goes to $MRRC_RUN/status; then power off.
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=$MRRC_REPO/build/tools:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb
 run=$MRRC_RUN
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * Host unit tests for libmrrc: ioctl() and open() are replaced through
+ * ld --wrap, so every request the library builds can be inspected.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libmrrc.h"
+
+int __wrap_ioctl(int fd, unsigned long req, ...);
+int __wrap_open(const char *path, int flags, ...);
+
+/* The mock: checks the command, lets a test hook look at the argument. */
+static void (*on_ioctl)(unsigned long req, void *arg);
+
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+
+	check_expected(fd);
+	check_expected(req);
+	if (on_ioctl)
+		on_ioctl(req, arg);
+	ret = mock_type(int);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+int __wrap_open(const char *path, int flags, ...)
+{
+	int ret;
+
+	check_expected(path);
+	check_expected(flags);
+	ret = mock_type(int);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+static void expect_ioctl(unsigned long req, int ret)
+{
+	expect_value(__wrap_ioctl, fd, 7);
+	expect_value(__wrap_ioctl, req, req);
+	will_return(__wrap_ioctl, ret);
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	on_ioctl = NULL;
+	unsetenv("MRRC_DEVICE");
+	return 0;
+}
+
+static void hook_query(unsigned long req, void *arg)
+{
+	struct mrrc_query *q = arg;
+
+	(void)req;
+	assert_int_equal(q->size, sizeof(*q));
+	assert_int_equal(q->flags, 0);
+	assert_int_equal(q->__reserved, 0);
+	q->abi_version = MRRC_ABI_VERSION;
+	q->num_devices = 3;
+}
+
+static void test_query(void **state)
+{
+	struct mrrc_query q;
+
+	(void)state;
+	memset(&q, 0xff, sizeof(q));
+	on_ioctl = hook_query;
+	expect_ioctl(MRRC_IOC_QUERY, 0);
+	assert_int_equal(mrrc_query(7, &q), 0);
+	assert_int_equal(q.abi_version, MRRC_ABI_VERSION);
+	assert_int_equal(q.num_devices, 3);
+	assert_int_equal(mrrc_query(7, NULL), -EINVAL);
+}
+
+static void test_errno_returned_negative(void **state)
+{
+	struct mrrc_query q;
+
+	(void)state;
+	expect_ioctl(MRRC_IOC_QUERY, -ENOTTY);
+	assert_int_equal(mrrc_query(7, &q), -ENOTTY);
+	expect_ioctl(MRRC_IOC_CTX_QUERY, -ENODEV);
+	struct mrrc_ctx_query cq;
+	assert_int_equal(mrrc_ctx_query(7, &cq), -ENODEV);
+}
+
+static void test_eintr_retried(void **state)
+{
+	struct mrrc_query q;
+
+	(void)state;
+	expect_ioctl(MRRC_IOC_QUERY, -EINTR);
+	expect_ioctl(MRRC_IOC_QUERY, 0);
+	assert_int_equal(mrrc_query(7, &q), 0);
+}
+
+static struct mrrc_dev_info *expected_entries;
+
+static void hook_dev_list(unsigned long req, void *arg)
+{
+	struct mrrc_dev_list *dl = arg;
+
+	(void)req;
+	assert_int_equal(dl->size, sizeof(*dl));
+	assert_int_equal(dl->flags, 0);
+	assert_int_equal(dl->entry_size, sizeof(struct mrrc_dev_info));
+	assert_ptr_equal((void *)(uintptr_t)dl->entries, expected_entries);
+	if (dl->count)
+		strcpy(expected_entries[0].name, "rxe0");
+	dl->count = 2;
+}
+
+static void test_dev_list(void **state)
+{
+	struct mrrc_dev_info devs[4];
+	unsigned int n = 4;
+
+	(void)state;
+	on_ioctl = hook_dev_list;
+	expected_entries = devs;
+	expect_ioctl(MRRC_IOC_DEV_LIST, 0);
+	assert_int_equal(mrrc_dev_list(7, devs, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(devs[0].name, "rxe0");
+
+	/* Counting only. */
+	n = 0;
+	expected_entries = NULL;
+	expect_ioctl(MRRC_IOC_DEV_LIST, 0);
+	assert_int_equal(mrrc_dev_list(7, NULL, &n), 0);
+	assert_int_equal(n, 2);
+
+	/* Bad arguments never reach the kernel. */
+	assert_int_equal(mrrc_dev_list(7, devs, NULL), -EINVAL);
+	n = 1;
+	assert_int_equal(mrrc_dev_list(7, NULL, &n), -EINVAL);
+	assert_int_equal(n, 1);
+
+	/* Count untouched on failure. */
+	expected_entries = devs;
+	expect_ioctl(MRRC_IOC_DEV_LIST, -EFAULT);
+	n = 4;
+	assert_int_equal(mrrc_dev_list(7, devs, &n), -EFAULT);
+	assert_int_equal(n, 4);
+}
+
+static void hook_port_query(unsigned long req, void *arg)
+{
+	struct mrrc_port_query *pq = arg;
+
+	(void)req;
+	assert_int_equal(pq->size, sizeof(*pq));
+	assert_int_equal(pq->dev_index, 5);
+	assert_int_equal(pq->port_num, 1);
+	assert_int_equal(pq->gid_entry_size, sizeof(struct mrrc_gid_entry));
+	pq->state = MRRC_PORT_ACTIVE;
+	pq->gid_count = 9;
+}
+
+static void test_port_query(void **state)
+{
+	struct mrrc_gid_entry gids[2];
+	struct mrrc_port_query pq;
+	unsigned int n = 2;
+
+	(void)state;
+	on_ioctl = hook_port_query;
+	expect_ioctl(MRRC_IOC_PORT_QUERY, 0);
+	assert_int_equal(mrrc_port_query(7, 5, 1, &pq, gids, &n), 0);
+	assert_int_equal(pq.state, MRRC_PORT_ACTIVE);
+	assert_int_equal(n, 9);
+
+	/* No GID array: attributes only. */
+	expect_ioctl(MRRC_IOC_PORT_QUERY, 0);
+	assert_int_equal(mrrc_port_query(7, 5, 1, &pq, NULL, NULL), 0);
+	assert_int_equal(pq.gid_count, 9);
+
+	assert_int_equal(mrrc_port_query(7, 5, 1, NULL, gids, &n), -EINVAL);
+	n = 2;
+	assert_int_equal(mrrc_port_query(7, 5, 1, &pq, NULL, &n), -EINVAL);
+}
+
+static void hook_bind(unsigned long req, void *arg)
+{
+	struct mrrc_bind *b = arg;
+
+	(void)req;
+	assert_int_equal(b->size, sizeof(*b));
+	assert_int_equal(b->flags, 0);
+	assert_string_equal(b->dev_name, "rxe0");
+	/* The rest of the name is zero: no stack garbage reaches the kernel. */
+	for (size_t i = strlen("rxe0"); i < sizeof(b->dev_name); i++)
+		assert_int_equal(b->dev_name[i], 0);
+	b->dev_index = 4;
+}
+
+static void test_bind(void **state)
+{
+	char longname[MRRC_NAME_MAX + 1];
+	uint32_t idx = 0;
+
+	(void)state;
+	on_ioctl = hook_bind;
+	expect_ioctl(MRRC_IOC_BIND, 0);
+	assert_int_equal(mrrc_bind(7, "rxe0", &idx), 0);
+	assert_int_equal(idx, 4);
+
+	expect_ioctl(MRRC_IOC_BIND, 0);
+	assert_int_equal(mrrc_bind(7, "rxe0", NULL), 0);
+
+	memset(longname, 'x', MRRC_NAME_MAX);
+	longname[MRRC_NAME_MAX] = '\0';
+	assert_int_equal(mrrc_bind(7, longname, &idx), -ENAMETOOLONG);
+	longname[MRRC_NAME_MAX - 1] = '\0';
+	on_ioctl = NULL;
+	expect_ioctl(MRRC_IOC_BIND, -ENODEV);
+	assert_int_equal(mrrc_bind(7, longname, &idx), -ENODEV);
+	assert_int_equal(mrrc_bind(7, NULL, &idx), -EINVAL);
+}
+
+static void test_open(void **state)
+{
+	(void)state;
+	expect_string(__wrap_open, path, MRRC_DEVICE_PATH);
+	expect_value(__wrap_open, flags, O_RDWR | O_CLOEXEC);
+	will_return(__wrap_open, 7);
+	assert_int_equal(mrrc_open(0), 7);
+
+	setenv("MRRC_DEVICE", "/tmp/other", 1);
+	expect_string(__wrap_open, path, "/tmp/other");
+	expect_value(__wrap_open, flags, O_RDWR | O_CLOEXEC);
+	will_return(__wrap_open, -EACCES);
+	assert_int_equal(mrrc_open(0), -EACCES);
+
+	assert_int_equal(mrrc_open(1), -EINVAL);
+}
+
+static void test_close(void **state)
+{
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(mrrc_close(p[0]), 0);
+	assert_int_equal(mrrc_close(p[0]), -EBADF);
+	close(p[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_query, reset),
+		cmocka_unit_test_setup(test_errno_returned_negative, reset),
+		cmocka_unit_test_setup(test_eintr_retried, reset),
+		cmocka_unit_test_setup(test_dev_list, reset),
+		cmocka_unit_test_setup(test_port_query, reset),
+		cmocka_unit_test_setup(test_bind, reset),
+		cmocka_unit_test_setup(test_open, reset),
+		cmocka_unit_test_setup(test_close, reset),
+	};
+
+	return cmocka_run_group_tests_name("libmrrc", tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# `make check`: every test of the project.  Each check prints one
+# PASS/FAIL/SKIP line; the last line is "N passed, N failed, N skipped".
+# Logs go to build/check/.  Exits non-zero if anything failed.
+#
+#   static   W=1 module build and sparse on every installed Debian kernel,
+#            checkpatch --strict, uapi header standalone, userspace -Werror
+#   unit     cmocka tests of libmrrc and the tool, plain, under ASan+UBSan
+#            and under valgrind
+#   vm       the kselftest programs in the test VM on every installed
+#            kernel, each TAP result counted, plus the dmesg scan
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+B=$top/build
+L=$B/check
+rm -rf "$L"
+mkdir -p "$L"
+
+pass=0 fail=0 skip=0
+start=$(date +%s)
+result() {	# result PASS|FAIL|SKIP name [log]
+	case $1 in
+	PASS) pass=$((pass + 1)) ;;
+	FAIL) fail=$((fail + 1)) ;;
+	SKIP) skip=$((skip + 1)) ;;
+	esac
+	echo "$1 $2"
+	if [ "$1" = FAIL ] && [ -n "${3:-}" ]; then
+		tail -40 "$3" | sed 's/^/    /'
+	fi
+}
+# check name command...: PASS if the command exits 0, FAIL otherwise.
+check() {
+	local name=$1 log="$L/${1//[\/: ]/_}.log"
+	shift
+	if "$@" > "$log" 2>&1; then result PASS "$name"; else result FAIL "$name" "$log"; fi
+}
+# Fails if the log of a command that succeeded has warnings in it.
+no_warnings() {
+	local out st
+	out=$("$@" 2>&1)
+	st=$?
+	printf '%s\n' "$out"
+	[ "$st" -eq 0 ] || return "$st"
+	! printf '%s\n' "$out" | grep -v 'Skipping BTF' | grep -qiE 'warning|error'
+}
+# Count the results of a cmocka program.
+cmocka() {
+	local name=$1 log="$L/$1.log"
+	shift
+	"$@" > "$log" 2>&1
+	local st=$? p f
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0}))
+	echo "PASS ${p:-0} tests of $name"
+	if [ "${f:-0}" -gt 0 ] || { [ "$st" -ne 0 ] && [ -z "$f" ]; }; then
+		result FAIL "$name" "$log"
+	fi
+}
+# Count the results of kselftest TAP files.
+tap() {
+	local prefix=$1 f line
+	shift
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		while IFS= read -r line; do
+			case $line in
+			"ok "*"# SKIP"*) result SKIP "$prefix ${line#ok }" ;;
+			"ok "*) result PASS "$prefix ${line#ok }" ;;
+			"not ok "*) result FAIL "$prefix ${line#not ok }" "$f" ;;
+			esac
+		done < "$f"
+	done
+}
+
+KVERS=$(make -s --no-print-directory -f Makefile print-kvers)
+[ -n "$KVERS" ] || { echo "check: no Debian kernel with headers installed"; exit 1; }
+
+echo "== static checks"
+for k in $KVERS; do
+	rm -rf "$B/kmod/$k"
+	check "kmod W=1 build, no warnings ($k)" no_warnings make -s module KVER="$k"
+	rm -rf "$B/sparse/$k" && mkdir -p "$B/sparse/$k" &&
+		cp -a Kbuild kmod uapi "$B/sparse/$k/"
+	check "sparse C=2, no warnings ($k)" no_warnings \
+		make -s -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 modules
+done
+# Clean means no finding of any level: CHECKs count too.
+checkpatch_clean() {
+	local out
+	out=$(perl "$B/linux-tools/scripts/checkpatch.pl" --strict --no-tree \
+		--terse --show-types -f "$@" 2>&1)
+	printf '%s\n' "$out"
+	! printf '%s\n' "$out" |
+		grep -v '^total: 0 errors, 0 warnings, 0 checks' | grep -q .
+}
+check "checkpatch --strict kmod/ uapi/" checkpatch_clean kmod/*.c kmod/*.h uapi/*.h
+check "uapi header compiles standalone (C, -pedantic)" \
+	gcc -fsyntax-only -Wall -Wextra -Werror -pedantic -std=c99 -x c uapi/mrrc_abi.h
+check "uapi header compiles standalone (C++)" \
+	g++ -fsyntax-only -Wall -Wextra -Werror -x c++ uapi/mrrc_abi.h
+check "userspace builds with -Wall -Wextra -Werror" \
+	make -s lib tools selftests unit-tests
+check "library exports only versioned mrrc_ symbols" \
+	sh -c "nm -D --defined-only $B/lib/libmrrc.so | awk '\$2 == \"T\" { print \$3 }' |
+		grep -v '^mrrc_[a-z_]*@@MRRC_0.1\$' | grep . && exit 1 || exit 0"
+check "make install DESTDIR= PREFIX=/usr" \
+	sh -c "rm -rf $B/destdir && make -s install DESTDIR=$B/destdir PREFIX=/usr &&
+		test -f $B/destdir/usr/include/mrrc/libmrrc.h &&
+		test -f $B/destdir/usr/lib/pkgconfig/libmrrc.pc &&
+		test -f $B/destdir/usr/share/man/man3/mrrc_bind.3 &&
+		PKG_CONFIG_SYSROOT_DIR=$B/destdir PKG_CONFIG_LIBDIR=$B/destdir/usr/lib/pkgconfig \
+		pkg-config --cflags libmrrc | grep -q mrrc"
+
+echo "== unit tests (host)"
+cmocka libmrrc "$B/tests/test_libmrrc"
+cmocka mrrc-tool "$B/tests/test_mrrc_tool"
+check "unit tests build with ASan+UBSan" make -s unit-tests TESTS_DIR="$B/tests-asan" \
+	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+for t in test_libmrrc test_mrrc_tool; do
+	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
+	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
+done
+for m in lib/man3/*.3 tools/mrrc/mrrc.8; do
+	check "man page $(basename "$m") renders without warnings" \
+		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
+			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."
+done
+
+echo "== test VM"
+for k in $KVERS; do
+	out=$B/check/vm-$k
+	t0=$(date +%s)
+	make -s --no-print-directory vm KVER="$k" \
+		CMD="selftests/run.sh $out" > "$L/vm-$k.log" 2>&1
+	st=$?
+	tap "[$k]" "$out"/*.tap
+	case $st in
+	125) result FAIL "[$k] dmesg scan: kernel problems reported" "$L/vm-$k.log" ;;
+	124) result FAIL "[$k] VM boot/run" "$L/vm-$k.log" ;;
+	*) result PASS "[$k] dmesg scan clean (no WARNING/BUG/Oops/lockdep)" ;;
+	esac
+	t1=$(date +%s)
+	echo "   ($k: VM run took $((t1 - t0)) s)"
+done
+
+end=$(date +%s)
+echo "== total time $((end - start)) s"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
