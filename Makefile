@@ -46,10 +46,11 @@ TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool
+BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c))
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
-	vm run check bench install uninstall dkms-install clean help print-kvers
+	vm run check bench benches install uninstall dkms-install clean help print-kvers
 
 all: module lib tools selftests
 
@@ -107,6 +108,12 @@ $(B)/tools/mrrc: $(TOOL_SRCS) $(TOOL_HDRS) $(B)/lib/libmrrc.a
 
 tools: $(B)/tools/mrrc
 
+$(B)/bench-bin/%: tools/bench/%.c $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(B)/lib/libmrrc.a
+
+benches: $(BENCHES)
+
 # ---- tests ----------------------------------------------------------------
 
 $(B)/selftests/%: selftests/%.c selftests/mrrc_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
@@ -154,7 +161,7 @@ print-kvers:
 
 BENCH ?= all
 bench: deps
-	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER)
+	@$(MAKE) --no-print-directory -s all benches initramfs KVER=$(KVER)
 	@tools/bench/run.sh $(KVER) $(BENCH)
 
 # ---- install --------------------------------------------------------------
@@ -185,6 +192,7 @@ dkms-install:
 	install -m 644 uapi/mrrc_abi.h $(DESTDIR)$(DKMS_SRC)/uapi/
 
 clean:
-	rm -rf $(B)/kmod $(B)/lib $(B)/tools $(B)/selftests $(B)/tests $(B)/vm
+	rm -rf $(B)/kmod $(B)/lib $(B)/tools $(B)/selftests $(B)/tests $(B)/tests-asan \
+		$(B)/bench-bin $(B)/vm $(B)/sparse $(B)/check
 
 endif

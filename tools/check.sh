@@ -99,6 +99,19 @@ checkpatch_clean() {
 		grep -v '^total: 0 errors, 0 warnings, 0 checks' | grep -q .
 }
 check "checkpatch --strict kmod/ uapi/" checkpatch_clean kmod/*.c kmod/*.h uapi/*.h
+# DKMS in a private tree: what `make dkms-install` ships must build.
+dkms_build() {
+	local d=$B/dkms
+	rm -rf "$d" && mkdir -p "$d/tree" &&
+	make -s dkms-install DESTDIR= DKMS_SRC="$d/src/mrrc-0.1.0" &&
+	dkms --dkmstree "$d/tree" --sourcetree "$d/src" add -m mrrc -v 0.1.0 &&
+	for k in $KVERS; do
+		dkms --dkmstree "$d/tree" --sourcetree "$d/src" build \
+			-m mrrc -v 0.1.0 -k "$k" || return 1
+		ls "$d/tree/mrrc/0.1.0/$k/x86_64/module/"mrrc.ko* || return 1
+	done
+}
+check "dkms build from the installed source ($(echo $KVERS))" dkms_build
 check "uapi header compiles standalone (C, -pedantic)" \
 	gcc -fsyntax-only -Wall -Wextra -Werror -pedantic -std=c99 -x c uapi/mrrc_abi.h
 check "uapi header compiles standalone (C++)" \

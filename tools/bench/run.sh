@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# `make bench [BENCH=name]`: run benchmarks in one fresh test VM.  Each
+# benchmark build/bench-bin/bench_<name> writes JSON lines to
+# build/bench/<name>.jsonl.  BENCH=all runs every one.
+#
+# usage: run.sh KVER NAME|all
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=$1
+which=$2
+cd "$top"
+if [ "$which" = all ]; then
+	names=$(ls build/bench-bin | sed -n 's/^bench_//p')
+else
+	names=$which
+	[ -x "build/bench-bin/bench_$which" ] || {
+		echo "bench: no benchmark '$which' (have: $(ls build/bench-bin | sed 's/^bench_//' | tr '\n' ' '))" >&2
+		exit 2
+	}
+fi
+mkdir -p build/bench
+cmd=
+for n in $names; do
+	cmd="$cmd build/bench-bin/bench_$n > build/bench/$n.jsonl.tmp &&
+		mv build/bench/$n.jsonl.tmp build/bench/$n.jsonl &&
+		echo \"bench: $n -> build/bench/$n.jsonl\" && cat build/bench/$n.jsonl &&"
+done
+exec tools/vm/run.sh "$kver" "$cmd true"
