@@ -149,14 +149,23 @@ echo "== test VM"
 for k in $KVERS; do
 	out=$B/check/vm-$k
 	t0=$(date +%s)
-	make -s --no-print-directory vm KVER="$k" \
-		CMD="selftests/run.sh $out" > "$L/vm-$k.log" 2>&1
+	if ! make -s --no-print-directory all initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
+		result FAIL "[$k] build for the VM" "$L/vm-$k.log"
+		continue
+	fi
+	tools/vm/run.sh "$k" "selftests/run.sh $out" >> "$L/vm-$k.log" 2>&1
 	st=$?
 	tap "[$k]" "$out"/*.tap
+	# Every program must have reported, whatever the exit status said.
+	for p in mrrc_abi mrrc_devices mrrc_lifecycle tools; do
+		grep -q '^1\.\.[1-9]' "$out/$p.tap" 2>/dev/null ||
+			result FAIL "[$k] $p produced no TAP results" "$L/vm-$k.log"
+	done
 	case $st in
+	0) result PASS "[$k] VM run: exit 0, dmesg scan clean" ;;
 	125) result FAIL "[$k] dmesg scan: kernel problems reported" "$L/vm-$k.log" ;;
-	124) result FAIL "[$k] VM boot/run" "$L/vm-$k.log" ;;
-	*) result PASS "[$k] dmesg scan clean (no WARNING/BUG/Oops/lockdep)" ;;
+	124) result FAIL "[$k] VM boot, setup or timeout" "$L/vm-$k.log" ;;
+	*) result FAIL "[$k] VM run exited $st" "$L/vm-$k.log" ;;
 	esac
 	t1=$(date +%s)
 	echo "   ($k: VM run took $((t1 - t0)) s)"

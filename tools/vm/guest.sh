@@ -1,16 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# Test VM stage 2, PID 1 on the host's read-only root: writable scratch
-# mounts, rdma_rxe on a veth pair, mrrc.ko, then the command from
+# Test VM stage 2, PID 1 on the host's read-only root (init has mounted
+# tmpfs on /tmp, /run, /var/tmp, /root, /mnt): rdma_rxe on a veth pair, mrrc.ko, then the command from
 # $MRRC_RUN/cmd.  Its exit status (or 125 if the dmesg scan found a kernel
 # problem) goes to $MRRC_RUN/status; then power off.
 export PATH=$MRRC_REPO/build/tools:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb
 run=$MRRC_RUN
 
-for d in /tmp /run /var/tmp /root /mnt; do
-	mount -t tmpfs tmpfs "$d" 2>/dev/null
-done
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mkdir -p /dev/pts /dev/shm
