@@ -7,6 +7,7 @@
 #include <linux/string.h>
 
 #include "mrrc.h"
+#include "cache.h"
 
 struct mrrc_ctx *mrrc_ctx_create(void)
 {
@@ -50,6 +51,10 @@ static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
 
 	lockdep_assert_held(&ctx->lock);
 
+	if (ctx->cache) {
+		mrrc_cache_destroy(ctx->cache);
+		ctx->cache = NULL;
+	}
 	if (ctx->pd) {
 		ib_dealloc_pd(ctx->pd);
 		ctx->pd = NULL;
@@ -135,12 +140,16 @@ void mrrc_device_detach_all(struct mrrc_device *dev)
  * @name: NUL-terminated device name
  * @dev_index: set to the device's ib_core index on success
  *
+ * The context's registration cache is created here, for the calling
+ * process's address space.
+ *
  * Return: 0; -EBUSY if the context is already bound; -ENODEV if no such
  * device exists, it is going away, or the context's device was removed;
- * or the error of ib_alloc_pd().
+ * or the error of ib_alloc_pd() or mrrc_cache_create().
  */
 int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
 {
+	struct mrrc_cache *cache;
 	struct mrrc_device *dev;
 	struct ib_pd *pd;
 	int ret;
@@ -180,13 +189,21 @@ int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
 		ret = PTR_ERR(pd);
 		goto out_unlink;
 	}
+	cache = mrrc_cache_create(pd);
+	if (IS_ERR(cache)) {
+		ret = PTR_ERR(cache);
+		goto out_pd;
+	}
 
 	ctx->dev = dev;
 	ctx->pd = pd;
+	ctx->cache = cache;
 	*dev_index = dev->index;
 	mutex_unlock(&ctx->lock);
 	return 0;
 
+out_pd:
+	ib_dealloc_pd(pd);
 out_unlink:
 	mrrc_ctx_unlink(ctx, dev);
 out_put:
@@ -221,4 +238,26 @@ int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq)
 	}
 	mutex_unlock(&ctx->lock);
 	return ret;
+}
+
+/**
+ * mrrc_ctx_lock_cache() - lock a context and return its cache
+ * @ctx: the context
+ *
+ * Return: the cache with ctx->lock held (drop it with mrrc_ctx_unlock()),
+ * or ERR_PTR(-ENXIO) if the context is not bound, ERR_PTR(-ENODEV) if its
+ * device was removed, with the lock not held.
+ */
+struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx)
+{
+	mutex_lock(&ctx->lock);
+	if (ctx->cache)
+		return ctx->cache;
+	mutex_unlock(&ctx->lock);
+	return ERR_PTR(ctx->dead ? -ENODEV : -ENXIO);
+}
+
+void mrrc_ctx_unlock(struct mrrc_ctx *ctx)
+{
+	mutex_unlock(&ctx->lock);
 }

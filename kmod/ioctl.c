@@ -16,6 +16,12 @@
 #include <linux/uaccess.h>
 
 #include "mrrc.h"
+#include "cache.h"
+
+/* Most requests or handles one REG or RELEASE call takes. */
+#define MRRC_MAX_BATCH		65536
+/* Most segments one registration request may produce. */
+#define MRRC_MAX_SEGS		4096
 
 union mrrc_ucmd_buffer {
 	struct mrrc_query query;
@@ -23,6 +29,11 @@ union mrrc_ucmd_buffer {
 	struct mrrc_port_query port_query;
 	struct mrrc_bind bind;
 	struct mrrc_ctx_query ctx_query;
+	struct mrrc_cache_config cache_config;
+	struct mrrc_reg reg;
+	struct mrrc_release release;
+	struct mrrc_flush flush;
+	struct mrrc_cache_stats cache_stats;
 };
 
 struct mrrc_ucmd {
@@ -61,7 +72,7 @@ static int mrrc_cmd_query(struct mrrc_ucmd *ucmd)
 
 	q->abi_version = MRRC_ABI_VERSION;
 	q->num_devices = mrrc_device_count();
-	q->features = MRRC_FEATURE_DEVICES;
+	q->features = MRRC_FEATURE_DEVICES | MRRC_FEATURE_CACHE;
 	q->last_cmd = MRRC_CMD_LAST;
 	return 0;
 }
@@ -164,14 +175,181 @@ static int mrrc_cmd_ctx_query(struct mrrc_ucmd *ucmd)
 	return mrrc_ctx_query(ucmd->ctx, cq);
 }
 
+static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_cache_config *cfg = ucmd->cmd;
+	struct mrrc_cache *c;
+	int ret;
+
+	if (cfg->flags)
+		return -EOPNOTSUPP;
+	if (cfg->__reserved)
+		return -EINVAL;
+	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	ret = mrrc_cache_configure(c, cfg);
+	mrrc_ctx_unlock(ucmd->ctx);
+	return ret;
+}
+
+/* Serve one request of a REG batch and write its results out. */
+static int mrrc_reg_one(struct mrrc_cache *c, const struct mrrc_reg *cmd,
+			u32 i, struct mrrc_seg *kseg, u32 kseg_len, u32 *used)
+{
+	void __user *ureq = u64_to_user_ptr(cmd->reqs) + (u64)i * cmd->req_size;
+	u32 room = min(cmd->seg_count - *used, kseg_len);
+	struct mrrc_reg_out out;
+	struct mrrc_reg_req req;
+	int ret;
+
+	ret = copy_struct_from_user(&req, sizeof(req), ureq, cmd->req_size);
+	if (ret)
+		return ret;
+	if (req.flags & ~MRRC_REG_RELEASE)
+		ret = -EOPNOTSUPP;
+	else if (req.__reserved)
+		ret = -EINVAL;
+	else
+		ret = mrrc_cache_reg(c, req.addr, req.length, req.access,
+				     req.flags, kseg, room, &out);
+	if (ret) {
+		req.status = ret;
+		if (copy_to_user(ureq, &req, sizeof(req)))
+			return -EFAULT;
+		return ret;
+	}
+
+	req.handle = out.handle;
+	req.result = out.result;
+	req.nsegs = out.nsegs;
+	req.seg_index = *used;
+	req.status = 0;
+	ret = mrrc_copy_records(cmd->segs + (u64)req.seg_index * cmd->seg_size,
+				cmd->seg_size, kseg, sizeof(*kseg), out.nsegs);
+	if (!ret && copy_to_user(ureq, &req, sizeof(req)))
+		ret = -EFAULT;
+	if (ret) {
+		/* The caller cannot learn about it: undo. */
+		if (out.handle)
+			mrrc_cache_release(c, out.handle);
+		return ret;
+	}
+	*used += out.nsegs;
+	return 0;
+}
+
+static int mrrc_cmd_reg(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_reg *cmd = ucmd->cmd;
+	struct mrrc_seg *kseg;
+	u32 kseg_len, i, used = 0;
+	struct mrrc_cache *c;
+	int ret = 0;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	if (cmd->count > MRRC_MAX_BATCH)
+		return -EINVAL;
+	if (cmd->count && cmd->req_size < sizeof(struct mrrc_reg_req))
+		return -EINVAL;
+	if (cmd->seg_count && cmd->seg_size < sizeof(struct mrrc_seg))
+		return -EINVAL;
+
+	kseg_len = max_t(u32, min_t(u32, cmd->seg_count, MRRC_MAX_SEGS), 1);
+	kseg = kvmalloc_array(kseg_len, sizeof(*kseg), GFP_KERNEL_ACCOUNT);
+	if (!kseg)
+		return -ENOMEM;
+
+	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(c)) {
+		kvfree(kseg);
+		return PTR_ERR(c);
+	}
+	for (i = 0; i < cmd->count; i++) {
+		ret = mrrc_reg_one(c, cmd, i, kseg, kseg_len, &used);
+		if (ret)
+			break;
+	}
+	mrrc_ctx_unlock(ucmd->ctx);
+	kvfree(kseg);
+
+	cmd->done = i;
+	cmd->seg_count = used;
+	return ret;
+}
+
+static int mrrc_cmd_release(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_release *cmd = ucmd->cmd;
+	u32 __user *uh = u64_to_user_ptr(cmd->handles);
+	struct mrrc_cache *c;
+	u32 i, h;
+	int ret = 0;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->count > MRRC_MAX_BATCH)
+		return -EINVAL;
+
+	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	for (i = 0; i < cmd->count; i++) {
+		ret = get_user(h, uh + i);
+		if (!ret)
+			ret = mrrc_cache_release(c, h);
+		if (ret)
+			break;
+	}
+	mrrc_ctx_unlock(ucmd->ctx);
+	cmd->done = i;
+	return ret;
+}
+
+static int mrrc_cmd_flush(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_flush *cmd = ucmd->cmd;
+	struct mrrc_cache *c;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	cmd->regions = mrrc_cache_flush(c);
+	mrrc_ctx_unlock(ucmd->ctx);
+	return 0;
+}
+
+static int mrrc_cmd_cache_stats(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_cache_stats *st = ucmd->cmd;
+	struct mrrc_cache *c;
+
+	if (st->flags)
+		return -EOPNOTSUPP;
+	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	mrrc_cache_stats(c, st);
+	mrrc_ctx_unlock(ucmd->ctx);
+	return 0;
+}
+
 struct mrrc_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
 	int (*execute)(struct mrrc_ucmd *ucmd);
 	void (*abort)(struct mrrc_ucmd *ucmd);
+	bool partial;
 };
 
-#define MRRC_IOCTL_OP_ABORT(_nr, _fn, _abort, _struct, _last)		\
+#define MRRC_IOCTL_OP_FULL(_nr, _fn, _abort, _partial, _struct, _last)	\
 	[(_nr) - MRRC_CMD_BASE] = {					\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union mrrc_ucmd_buffer) < \
@@ -180,9 +358,13 @@ struct mrrc_ioctl_op {
 		.min_size = offsetofend(_struct, _last),		\
 		.execute = _fn,						\
 		.abort = _abort,					\
+		.partial = _partial,					\
 	}
 #define MRRC_IOCTL_OP(_nr, _fn, _struct, _last)				\
-	MRRC_IOCTL_OP_ABORT(_nr, _fn, NULL, _struct, _last)
+	MRRC_IOCTL_OP_FULL(_nr, _fn, NULL, false, _struct, _last)
+/* A batch command: its structure is copied out even when it fails. */
+#define MRRC_IOCTL_OP_BATCH(_nr, _fn, _struct, _last)			\
+	MRRC_IOCTL_OP_FULL(_nr, _fn, NULL, true, _struct, _last)
 
 static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 	MRRC_IOCTL_OP(MRRC_CMD_QUERY, mrrc_cmd_query, struct mrrc_query,
@@ -191,10 +373,20 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 		      struct mrrc_dev_list, entries),
 	MRRC_IOCTL_OP(MRRC_CMD_PORT_QUERY, mrrc_cmd_port_query,
 		      struct mrrc_port_query, gids),
-	MRRC_IOCTL_OP_ABORT(MRRC_CMD_BIND, mrrc_cmd_bind, mrrc_cmd_bind_abort,
-			    struct mrrc_bind, __reserved),
+	MRRC_IOCTL_OP_FULL(MRRC_CMD_BIND, mrrc_cmd_bind, mrrc_cmd_bind_abort,
+			   false, struct mrrc_bind, __reserved),
 	MRRC_IOCTL_OP(MRRC_CMD_CTX_QUERY, mrrc_cmd_ctx_query,
 		      struct mrrc_ctx_query, dev_name),
+	MRRC_IOCTL_OP(MRRC_CMD_CACHE_CONFIG, mrrc_cmd_cache_config,
+		      struct mrrc_cache_config, __reserved),
+	MRRC_IOCTL_OP_BATCH(MRRC_CMD_REG, mrrc_cmd_reg, struct mrrc_reg,
+			    __reserved),
+	MRRC_IOCTL_OP_BATCH(MRRC_CMD_RELEASE, mrrc_cmd_release,
+			    struct mrrc_release, handles),
+	MRRC_IOCTL_OP(MRRC_CMD_FLUSH, mrrc_cmd_flush, struct mrrc_flush,
+		      __reserved),
+	MRRC_IOCTL_OP(MRRC_CMD_CACHE_STATS, mrrc_cmd_cache_stats,
+		      struct mrrc_cache_stats, mre_recency),
 };
 
 long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -230,14 +422,14 @@ long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	ret = op->execute(&ucmd);
-	if (ret)
+	if (ret && !op->partial)
 		return ret;
 
 	if (copy_to_user(ucmd.ubuffer, ucmd.cmd,
 			 min_t(u32, ucmd.user_size, op->size))) {
-		if (op->abort)
+		if (!ret && op->abort)
 			op->abort(&ucmd);
 		return -EFAULT;
 	}
-	return 0;
+	return ret;
 }

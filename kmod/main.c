@@ -19,6 +19,16 @@ module_param_named(dev_mode, mrrc_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "permission bits of /dev/mrrc (default 0666, like the uverbs devices)");
 
+ulong mrrc_default_max_pages = 262144;
+module_param_named(max_pages, mrrc_default_max_pages, ulong, 0644);
+MODULE_PARM_DESC(max_pages,
+		 "default capacity of a context's registration cache, in pages (default 262144 = 1 GiB)");
+
+uint mrrc_default_max_regions = 65536;
+module_param_named(max_regions, mrrc_default_max_regions, uint, 0644);
+MODULE_PARM_DESC(max_regions,
+		 "default limit on a context's cached regions (default 65536)");
+
 static int __init mrrc_init(void)
 {
 	int ret;

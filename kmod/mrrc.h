@@ -30,6 +30,7 @@
 #include "mrrc_abi.h"
 
 struct dentry;
+struct mrrc_cache;
 
 /**
  * struct mrrc_device - the module's view of one RDMA device
@@ -66,6 +67,7 @@ struct mrrc_device {
  *	against detach; protects @dev, @pd and @dead
  * @dev: bound device, NULL when unbound or detached
  * @pd: protection domain on @dev->ibdev, NULL when unbound
+ * @cache: the registration cache, NULL when unbound
  * @dead: the bound device was removed; the context is unusable
  * @dev_node: entry on @dev->ctx_list, protected by @dev->lock
  * @pid: thread group id of the opener, for introspection
@@ -75,6 +77,7 @@ struct mrrc_ctx {
 	struct mutex lock;		/* see @lock above */
 	struct mrrc_device *dev;
 	struct ib_pd *pd;
+	struct mrrc_cache *cache;
 	bool dead;
 	struct list_head dev_node;
 	pid_t pid;
@@ -84,6 +87,8 @@ struct mrrc_ctx {
 extern struct mutex mrrc_devices_lock;
 extern struct list_head mrrc_devices;
 extern atomic_t mrrc_nr_ctx;
+extern ulong mrrc_default_max_pages;
+extern uint mrrc_default_max_regions;
 
 /* device.c */
 int mrrc_client_register(void);
@@ -103,6 +108,8 @@ void mrrc_ctx_release(struct mrrc_ctx *ctx);
 int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index);
 void mrrc_ctx_unbind(struct mrrc_ctx *ctx);
 int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
+struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx);
+void mrrc_ctx_unlock(struct mrrc_ctx *ctx);
 void mrrc_device_detach_all(struct mrrc_device *dev);
 
 /* ioctl.c */

@@ -119,3 +119,81 @@ MRRC_EXPORT int mrrc_ctx_query(int fd, struct mrrc_ctx_query *cq)
 	cq->size = sizeof(*cq);
 	return mrrc_ioctl(fd, MRRC_IOC_CTX_QUERY, cq);
 }
+
+MRRC_EXPORT int mrrc_cache_config(int fd, struct mrrc_cache_config *cfg)
+{
+	if (!cfg)
+		return -EINVAL;
+	cfg->size = sizeof(*cfg);
+	cfg->flags = 0;
+	cfg->__reserved = 0;
+	return mrrc_ioctl(fd, MRRC_IOC_CACHE_CONFIG, cfg);
+}
+
+/*
+ * Returns the number of requests completed; if that is less than @count,
+ * reqs[ret].status says why.  A batch whose first request fails returns
+ * that request's error.
+ */
+MRRC_EXPORT int mrrc_reg(int fd, struct mrrc_reg_req *reqs, unsigned int count,
+			 struct mrrc_seg *segs, unsigned int *nsegs)
+{
+	struct mrrc_reg r = {
+		.size = sizeof(r),
+		.count = count,
+		.req_size = sizeof(*reqs),
+		.reqs = (uintptr_t)reqs,
+		.seg_size = sizeof(*segs),
+		.segs = (uintptr_t)segs,
+	};
+	int ret;
+
+	if ((count && !reqs) || (nsegs && *nsegs && !segs) ||
+	    count > INT32_MAX)
+		return -EINVAL;
+	r.seg_count = nsegs ? *nsegs : 0;
+	ret = mrrc_ioctl(fd, MRRC_IOC_REG, &r);
+	if (ret && !r.done)
+		return ret;
+	if (nsegs)
+		*nsegs = r.seg_count;
+	return r.done;
+}
+
+/* Returns the number of handles released, or the first one's error. */
+MRRC_EXPORT int mrrc_release(int fd, const uint32_t *handles,
+			     unsigned int count)
+{
+	struct mrrc_release r = {
+		.size = sizeof(r),
+		.count = count,
+		.handles = (uintptr_t)handles,
+	};
+	int ret;
+
+	if ((count && !handles) || count > INT32_MAX)
+		return -EINVAL;
+	ret = mrrc_ioctl(fd, MRRC_IOC_RELEASE, &r);
+	if (ret && !r.done)
+		return ret;
+	return r.done;
+}
+
+/* Returns the number of regions deregistered. */
+MRRC_EXPORT int mrrc_flush(int fd)
+{
+	struct mrrc_flush f = { .size = sizeof(f) };
+	int ret;
+
+	ret = mrrc_ioctl(fd, MRRC_IOC_FLUSH, &f);
+	return ret ? ret : (int)f.regions;
+}
+
+MRRC_EXPORT int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
+}

@@ -28,6 +28,14 @@ int mrrc_port_query(int fd, uint32_t dev_index, uint32_t port_num,
 int mrrc_bind(int fd, const char *dev_name, uint32_t *dev_index);
 int mrrc_ctx_query(int fd, struct mrrc_ctx_query *cq);
 
+/* The registration cache (MRRC_FEATURE_CACHE). */
+int mrrc_cache_config(int fd, struct mrrc_cache_config *cfg);
+int mrrc_reg(int fd, struct mrrc_reg_req *reqs, unsigned int count,
+	     struct mrrc_seg *segs, unsigned int *nsegs);
+int mrrc_release(int fd, const uint32_t *handles, unsigned int count);
+int mrrc_flush(int fd);
+int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

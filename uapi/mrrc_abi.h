@@ -38,7 +38,12 @@ enum {
 	MRRC_CMD_PORT_QUERY,
 	MRRC_CMD_BIND,
 	MRRC_CMD_CTX_QUERY,
-	MRRC_CMD_LAST = MRRC_CMD_CTX_QUERY,
+	MRRC_CMD_CACHE_CONFIG,
+	MRRC_CMD_REG,
+	MRRC_CMD_RELEASE,
+	MRRC_CMD_FLUSH,
+	MRRC_CMD_CACHE_STATS,
+	MRRC_CMD_LAST = MRRC_CMD_CACHE_STATS,
 };
 
 /**
@@ -64,6 +69,8 @@ struct mrrc_query {
 /* Feature bits reported in mrrc_query.features. */
 /* Device listing, port query and per-context binding (ABI 1). */
 #define MRRC_FEATURE_DEVICES	_BITULL(0)
+/* The registration cache: CACHE_CONFIG, REG, RELEASE, FLUSH, CACHE_STATS. */
+#define MRRC_FEATURE_CACHE	_BITULL(1)
 
 enum mrrc_atomic_cap {
 	MRRC_ATOMIC_NONE = 0,	/* no atomic operations */
@@ -237,10 +244,227 @@ struct mrrc_ctx_query {
 	char dev_name[MRRC_NAME_MAX];
 };
 
+/* Replacement policies of the registration cache. */
+enum mrrc_policy {
+	MRRC_POLICY_KEEP = 0,	/* CACHE_CONFIG: leave unchanged */
+	MRRC_POLICY_MRE = 1,	/* MRRC: frequent + resorting sections, batched */
+	MRRC_POLICY_LRU = 2,	/* classic pin-down cache, one region at a time */
+	MRRC_POLICY_NONE = 3,	/* no cache: register and deregister every time */
+};
+
+/* How the cache registers memory. */
+enum mrrc_reg_mode {
+	MRRC_MODE_KEEP = 0,	/* CACHE_CONFIG: leave unchanged */
+	MRRC_MODE_ORDINARY = 1,	/* ib_reg_user_mr / ib_dereg_mr per region */
+	MRRC_MODE_MODEL = 2,	/* no memory touched: cost model a*p + b */
+};
+
+/**
+ * struct mrrc_cache_config - MRRC_IOC_CACHE_CONFIG: set and read the
+ *	context's cache configuration
+ * @size: sizeof(struct mrrc_cache_config)
+ * @flags: must be 0
+ * @policy: in, enum mrrc_policy (KEEP: unchanged); out, current
+ * @mode: in, enum mrrc_reg_mode (KEEP: unchanged); out, current.  Can only
+ *	change while nothing is registered (EBUSY)
+ * @max_pages: in, capacity in pages (0: unchanged); out, current.  A
+ *	capacity below what is cached evicts down to it (EBUSY if regions in
+ *	use prevent that)
+ * @max_regions: in, limit on cached regions (0: unchanged); out, current
+ * @resort_pct: in, MRE resorting section, % of cached pages at the bottom
+ *	of the stack (0: unchanged, 1..100); out, current
+ * @evict_pct: in, MRE eviction segment, % of @max_pages freed per round
+ *	(0: unchanged, 1..100); out, current
+ * @reg_ns_per_page: model a, ns (0: unchanged); out, current
+ * @reg_ns_per_op: model b, ns (0: unchanged); out, current
+ * @dereg_ns_per_page: model a', ns (0: unchanged); out, current
+ * @dereg_ns_per_op: model b', ns per batch (0: unchanged); out, current
+ */
+struct mrrc_cache_config {
+	__u32 size;
+	__u32 flags;
+	__u32 policy;
+	__u32 mode;
+	__aligned_u64 max_pages;
+	__u32 max_regions;
+	__u32 resort_pct;
+	__u32 evict_pct;
+	__u32 reg_ns_per_page;
+	__u32 reg_ns_per_op;
+	__u32 dereg_ns_per_page;
+	__u32 dereg_ns_per_op;
+	__u32 __reserved;
+};
+
+/* Access rights of a registration; part of the cache key. */
+#define MRRC_ACCESS_LOCAL_WRITE		_BITUL(0)
+#define MRRC_ACCESS_REMOTE_WRITE	_BITUL(1)
+#define MRRC_ACCESS_REMOTE_READ		_BITUL(2)
+#define MRRC_ACCESS_REMOTE_ATOMIC	_BITUL(3)
+#define MRRC_ACCESS_ALL			0xfU
+
+/* Per-request flags of struct mrrc_reg_req. */
+/* Release at once: no handle, the registration stays cached. */
+#define MRRC_REG_RELEASE		_BITUL(0)
+
+/* How a request was served (struct mrrc_reg_req.result). */
+enum mrrc_reg_result {
+	MRRC_RESULT_EXACT = 1,	/* one cached region, exactly */
+	MRRC_RESULT_SUBSET = 2,	/* inside one cached region */
+	MRRC_RESULT_SPAN = 3,	/* covered by several cached regions */
+	MRRC_RESULT_OVERLAP = 4,	/* partly cached: the rest registered */
+	MRRC_RESULT_MISS = 5,	/* nothing cached: registered whole */
+};
+
+/**
+ * struct mrrc_reg_req - one registration request of MRRC_IOC_REG
+ * @addr: in, start of the range, a user virtual address
+ * @length: in, bytes, > 0
+ * @access: in, MRRC_ACCESS_* (REMOTE_WRITE and REMOTE_ATOMIC need
+ *	LOCAL_WRITE)
+ * @flags: in, MRRC_REG_*
+ * @handle: out, names the registration for MRRC_IOC_RELEASE (0 with
+ *	MRRC_REG_RELEASE)
+ * @result: out, enum mrrc_reg_result
+ * @seg_index: out, index of the request's first segment in mrrc_reg.segs
+ * @nsegs: out, number of segments, in address order
+ * @status: out, 0 or the negative errno that stopped the batch here
+ * @__reserved: must be 0
+ */
+struct mrrc_reg_req {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 access;
+	__u32 flags;
+	__u32 handle;
+	__u32 result;
+	__u32 seg_index;
+	__u32 nsegs;
+	__s32 status;
+	__u32 __reserved;
+};
+
+/**
+ * struct mrrc_seg - one segment of a registration: use it as one SGE
+ * @addr: first byte
+ * @length: bytes
+ * @lkey: local key
+ * @rkey: remote key (equal to @lkey without remote access)
+ */
+struct mrrc_seg {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 lkey;
+	__u32 rkey;
+};
+
+/**
+ * struct mrrc_reg - MRRC_IOC_REG: make user memory RDMA-usable, many
+ *	requests per call
+ * @size: sizeof(struct mrrc_reg)
+ * @flags: must be 0
+ * @count: in, number of requests in @reqs
+ * @req_size: in, sizeof(struct mrrc_reg_req) as user space knows it
+ * @reqs: in/out, user pointer to the requests
+ * @seg_size: in, sizeof(struct mrrc_seg) as user space knows it
+ * @seg_count: in, room in @segs; out, segments written
+ * @segs: out, user pointer to the segment array (may be 0 if every
+ *	request has MRRC_REG_RELEASE and @seg_count is 0)
+ * @done: out, requests completed
+ * @__reserved: must be 0
+ *
+ * Requests are served in order.  The first one that fails stops the batch:
+ * its status is set, @done is its index, the ioctl fails with its error and
+ * requests [0, @done) stay registered with their handles.
+ */
+struct mrrc_reg {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 req_size;
+	__aligned_u64 reqs;
+	__u32 seg_size;
+	__u32 seg_count;
+	__aligned_u64 segs;
+	__u32 done;
+	__u32 __reserved;
+};
+
+/**
+ * struct mrrc_release - MRRC_IOC_RELEASE: give registrations back
+ * @size: sizeof(struct mrrc_release)
+ * @flags: must be 0
+ * @count: in, number of handles
+ * @done: out, handles released; the first unknown handle stops the batch
+ * @handles: in, user pointer to __u32 handles
+ *
+ * Released regions stay cached (policies mre and lru) or are deregistered
+ * at once (policy none).
+ */
+struct mrrc_release {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 done;
+	__aligned_u64 handles;
+};
+
+/**
+ * struct mrrc_flush - MRRC_IOC_FLUSH: deregister every cached region no
+ *	handle uses, in one batch, and finish pending invalidations
+ * @size: sizeof(struct mrrc_flush)
+ * @flags: must be 0
+ * @regions: out, regions deregistered
+ * @__reserved: must be 0
+ */
+struct mrrc_flush {
+	__u32 size;
+	__u32 flags;
+	__u32 regions;
+	__u32 __reserved;
+};
+
+/**
+ * struct mrrc_cache_stats - MRRC_IOC_CACHE_STATS: the context's counters
+ *
+ * All members after @flags are out.  Counters count since bind.
+ */
+struct mrrc_cache_stats {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 requests;		/* registration requests served */
+	__aligned_u64 hit_exact;
+	__aligned_u64 hit_subset;
+	__aligned_u64 hit_span;
+	__aligned_u64 overlap;
+	__aligned_u64 miss;
+	__aligned_u64 registrations;	/* regions registered */
+	__aligned_u64 reg_pages;
+	__aligned_u64 deregistrations;	/* regions deregistered */
+	__aligned_u64 dereg_pages;
+	__aligned_u64 dereg_batches;	/* deregistration calls */
+	__aligned_u64 max_batch;	/* largest batch, in regions */
+	__aligned_u64 evictions;	/* regions evicted for space */
+	__aligned_u64 eviction_rounds;
+	__aligned_u64 invalidations;	/* regions dropped by the mm notifier */
+	__aligned_u64 cached_regions;	/* now */
+	__aligned_u64 cached_pages;	/* now */
+	__aligned_u64 pinned_pages;	/* now, by this context */
+	__aligned_u64 inuse_regions;	/* now: referenced by handles */
+	__aligned_u64 handles;		/* now */
+	__aligned_u64 model_cost_ns;	/* MRRC_MODE_MODEL: total cost */
+	__aligned_u64 mre_recency;	/* MRE r, 32.32 fixed point */
+};
+
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
 #define MRRC_IOC_DEV_LIST	_IO(MRRC_TYPE, MRRC_CMD_DEV_LIST)
 #define MRRC_IOC_PORT_QUERY	_IO(MRRC_TYPE, MRRC_CMD_PORT_QUERY)
 #define MRRC_IOC_BIND		_IO(MRRC_TYPE, MRRC_CMD_BIND)
 #define MRRC_IOC_CTX_QUERY	_IO(MRRC_TYPE, MRRC_CMD_CTX_QUERY)
+#define MRRC_IOC_CACHE_CONFIG	_IO(MRRC_TYPE, MRRC_CMD_CACHE_CONFIG)
+#define MRRC_IOC_REG		_IO(MRRC_TYPE, MRRC_CMD_REG)
+#define MRRC_IOC_RELEASE	_IO(MRRC_TYPE, MRRC_CMD_RELEASE)
+#define MRRC_IOC_FLUSH		_IO(MRRC_TYPE, MRRC_CMD_FLUSH)
+#define MRRC_IOC_CACHE_STATS	_IO(MRRC_TYPE, MRRC_CMD_CACHE_STATS)
 
 #endif /* _UAPI_MRRC_ABI_H */

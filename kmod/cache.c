@@ -1,0 +1,929 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - the memory registration region cache (MRRC) and its replacement
+ * policies: MRE (Memory Resorting and Eviction), LRU and none.
+ *
+ * A request for [addr, addr + len) with some access rights becomes a page
+ * range.  Against the cached regions of the same access class it is
+ *
+ *   exact    one cached region with exactly that range,
+ *   subset   inside one cached region,
+ *   span     covered by several adjacent cached regions,
+ *   overlap  partly covered: only the uncovered gaps are registered,
+ *   miss     not covered at all: registered whole.
+ *
+ * The result is a list of segments in address order, one per region
+ * piece, each usable as one SGE.  Regions used by a request move to the
+ * top of the stack.  When a registration would exceed the capacity (pages
+ * or regions), the policy evicts unreferenced regions: LRU the bottom one
+ * at a time, MRE a whole eviction segment in one deregistration batch
+ * after resorting the bottom of the stack by evictfact = r + 1/size.
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "mrrc.h"
+#include "cache.h"
+
+#define MRRC_FACTOR_ONE		BIT_ULL(32)
+#define MRRC_REG_RETRIES	3
+
+struct mrrc_handle {
+	unsigned int n;
+	struct mrrc_region *r[];
+};
+
+/* A piece of a request: pages [start, last], cached in @r or a gap. */
+struct mrrc_piece {
+	unsigned long start;
+	unsigned long last;
+	struct mrrc_region *r;
+};
+
+static const struct mrrc_registrar *mrrc_registrar_for(u32 mode)
+{
+	return mode == MRRC_MODE_MODEL ? &mrrc_registrar_model :
+					 &mrrc_registrar_ordinary;
+}
+
+/* ---- region lifetime ----------------------------------------------------- */
+
+static bool mrrc_region_invalidate(struct mmu_interval_notifier *mni,
+				   const struct mmu_notifier_range *range,
+				   unsigned long cur_seq)
+{
+	struct mrrc_region *r = container_of(mni, struct mrrc_region, notifier);
+	struct mrrc_cache *c = r->cache;
+	bool queue = false;
+
+	spin_lock(&c->inval_lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	if (!r->invalid) {
+		r->invalid = true;
+		list_add_tail(&r->inval_node, &c->invalid);
+		queue = !c->dying;
+	}
+	spin_unlock(&c->inval_lock);
+	if (queue)
+		mod_delayed_work(system_wq, &c->reap_work, 0);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
+	.invalidate = mrrc_region_invalidate,
+};
+
+static void mrrc_region_remove_cached(struct mrrc_cache *c,
+				      struct mrrc_region *r)
+{
+	lockdep_assert_held(&c->mutex);
+	interval_tree_remove(&r->it, &c->tree[r->access]);
+	list_del_init(&r->node);
+	r->cached = false;
+	c->st.cached_pages -= mrrc_region_pages(r);
+	c->st.cached_regions--;
+}
+
+/*
+ * Deregister every region on @list (all unreferenced, none cached) as one
+ * batch and free them.
+ */
+static void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
+{
+	struct mrrc_region *r, *tmp;
+	unsigned int n = 0;
+	u64 pages = 0;
+
+	lockdep_assert_held(&c->mutex);
+	if (list_empty(list))
+		return;
+
+	list_for_each_entry(r, list, node) {
+		if (r->has_notifier) {
+			mmu_interval_notifier_remove(&r->notifier);
+			r->has_notifier = false;
+		}
+		spin_lock(&c->inval_lock);
+		list_del_init(&r->inval_node);
+		spin_unlock(&c->inval_lock);
+		n++;
+		pages += mrrc_region_pages(r);
+	}
+
+	c->reg->dereg(c, list, n, pages);
+	c->st.deregistrations += n;
+	c->st.dereg_pages += pages;
+	c->st.dereg_batches++;
+	c->st.max_batch = max_t(u64, c->st.max_batch, n);
+	c->st.pinned_pages -= c->reg->pins ? pages : 0;
+
+	list_for_each_entry_safe(r, tmp, list, node) {
+		list_del(&r->node);
+		kfree(r);
+	}
+}
+
+static void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	LIST_HEAD(one);
+
+	list_add(&r->node, &one);
+	mrrc_regions_destroy(c, &one);
+}
+
+/* Drop a reference; an uncached region goes with its last user. */
+static void mrrc_region_put(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	lockdep_assert_held(&c->mutex);
+	if (--r->users)
+		return;
+	c->st.inuse_regions--;
+	if (!r->cached)
+		mrrc_region_destroy(c, r);
+}
+
+static void mrrc_region_get(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	if (!r->users++)
+		c->st.inuse_regions++;
+}
+
+/* Take every invalidated region out of the trees. */
+static void mrrc_cache_reap(struct mrrc_cache *c)
+{
+	struct mrrc_region *r, *tmp;
+	LIST_HEAD(victims);
+	LIST_HEAD(todo);
+
+	lockdep_assert_held(&c->mutex);
+	spin_lock(&c->inval_lock);
+	list_splice_init(&c->invalid, &todo);
+	spin_unlock(&c->inval_lock);
+
+	/*
+	 * @todo is ours: the notifier never adds a region twice, and every
+	 * other user of ->inval_node holds c->mutex.
+	 */
+	list_for_each_entry_safe(r, tmp, &todo, inval_node) {
+		list_del_init(&r->inval_node);
+		if (!r->cached)
+			continue;	/* uncached and in use: goes on release */
+		mrrc_region_remove_cached(c, r);
+		c->st.invalidations++;
+		if (!r->users)
+			list_add_tail(&r->node, &victims);
+	}
+	mrrc_regions_destroy(c, &victims);
+}
+
+static void mrrc_cache_reap_work(struct work_struct *work)
+{
+	struct mrrc_cache *c = container_of(to_delayed_work(work),
+					    struct mrrc_cache, reap_work);
+
+	mutex_lock(&c->mutex);
+	if (!c->dying)
+		mrrc_cache_reap(c);
+	mutex_unlock(&c->mutex);
+}
+
+static bool mrrc_cache_has_invalid(struct mrrc_cache *c)
+{
+	bool ret;
+
+	spin_lock(&c->inval_lock);
+	ret = !list_empty(&c->invalid);
+	spin_unlock(&c->inval_lock);
+	return ret;
+}
+
+/* ---- replacement policies ----------------------------------------------- */
+
+static bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	return c->st.cached_pages + pages <= c->cfg.max_pages &&
+	       c->st.cached_regions + regions <= c->cfg.max_regions;
+}
+
+/* Bottom-most unreferenced region, or NULL. */
+static struct mrrc_region *mrrc_lru_victim(struct mrrc_cache *c)
+{
+	struct mrrc_region *r;
+
+	list_for_each_entry_reverse(r, &c->stack, node)
+		if (!r->users)
+			return r;
+	return NULL;
+}
+
+/* Classic pin-down cache: evict the LRU region, one at a time. */
+static void mrrc_lru_evict(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	struct mrrc_region *r;
+
+	while (!mrrc_cache_fits(c, pages, regions)) {
+		r = mrrc_lru_victim(c);
+		if (!r)
+			return;
+		mrrc_region_remove_cached(c, r);
+		c->st.evictions++;
+		c->st.eviction_rounds++;
+		mrrc_region_destroy(c, r);
+	}
+}
+
+static int mrrc_cmp_factor(const void *a, const void *b)
+{
+	const struct mrrc_region *x = *(struct mrrc_region * const *)a;
+	const struct mrrc_region *y = *(struct mrrc_region * const *)b;
+
+	if (x->evictfact != y->evictfact)
+		return x->evictfact < y->evictfact ? -1 : 1;
+	/* Equal factors keep stack order: lower (older) first. */
+	return x->sort_pos < y->sort_pos ? -1 : 1;
+}
+
+static int mrrc_sort_buf_reserve(struct mrrc_cache *c, size_t n)
+{
+	struct mrrc_region **buf;
+
+	if (n <= c->sort_len)
+		return 0;
+	n = roundup_pow_of_two(n);
+	buf = kvmalloc_array(n, sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	kvfree(c->sort_buf);
+	c->sort_buf = buf;
+	c->sort_len = n;
+	return 0;
+}
+
+/*
+ * One MRE round.  The resorting section is the bottom of the stack holding
+ * resort_pct of the cached pages.  r becomes the factor of the bottom
+ * region; every region of the section whose factor is still zero gets
+ * r + 1/size; the section is resorted, smallest factor at the bottom; then
+ * the eviction segment, the bottom unreferenced regions holding evict_pct
+ * of the capacity (and at least what the request needs), is deregistered
+ * in one batch.
+ */
+static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	u64 resort_target, evict_target, freed = 0, sect_pages = 0;
+	u64 need_pages = 0, need_regions = 0, evicted = 0;
+	struct mrrc_region *r, *tmp;
+	LIST_HEAD(victims);
+	size_t n = 0, i;
+	int ret;
+
+	if (c->st.cached_pages + pages > c->cfg.max_pages)
+		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
+	if (c->st.cached_regions + regions > c->cfg.max_regions)
+		need_regions = c->st.cached_regions + regions -
+			       c->cfg.max_regions;
+
+	ret = mrrc_sort_buf_reserve(c, c->st.cached_regions);
+	if (ret)
+		return ret;
+
+	/* The resorting section, bottom first. */
+	resort_target = max_t(u64, div_u64(c->st.cached_pages *
+					   c->cfg.resort_pct, 100), 1);
+	list_for_each_entry_reverse(r, &c->stack, node) {
+		if (sect_pages >= resort_target)
+			break;
+		r->sort_pos = n;
+		c->sort_buf[n++] = r;
+		sect_pages += mrrc_region_pages(r);
+	}
+	if (!n)
+		return 0;
+
+	c->recency = c->sort_buf[0]->evictfact;
+	for (i = 0; i < n; i++) {
+		r = c->sort_buf[i];
+		if (!r->evictfact)
+			r->evictfact = c->recency +
+				div64_u64(MRRC_FACTOR_ONE, mrrc_region_pages(r));
+	}
+
+	/* Smallest factor first; ties broken by position (sort_pos). */
+	sort(c->sort_buf, n, sizeof(*c->sort_buf), mrrc_cmp_factor, NULL);
+
+	/* Relink: the section goes back to the bottom in sorted order. */
+	for (i = 0; i < n; i++)
+		list_del(&c->sort_buf[i]->node);
+	for (i = n; i-- > 0;)
+		list_add_tail(&c->sort_buf[i]->node, &c->stack);
+
+	/* The eviction segment. */
+	evict_target = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct,
+					  100), need_pages);
+	list_for_each_entry_safe_reverse(r, tmp, &c->stack, node) {
+		if (freed >= evict_target && evicted >= need_regions)
+			break;
+		if (r->users)
+			continue;
+		freed += mrrc_region_pages(r);
+		evicted++;
+		mrrc_region_remove_cached(c, r);
+		list_add_tail(&r->node, &victims);
+	}
+	c->st.evictions += evicted;
+	c->st.eviction_rounds++;
+	c->st.mre_recency = c->recency;
+	mrrc_regions_destroy(c, &victims);
+	return 0;
+}
+
+/* Make room for @pages in @regions new regions, or fail with -ENOSPC. */
+static int mrrc_cache_make_room(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	int ret;
+
+	if (mrrc_cache_fits(c, pages, regions))
+		return 0;
+	if (c->cfg.policy == MRRC_POLICY_MRE) {
+		ret = mrrc_mre_evict(c, pages, regions);
+		if (ret)
+			return ret;
+	} else {
+		mrrc_lru_evict(c, pages, regions);
+	}
+	return mrrc_cache_fits(c, pages, regions) ? 0 : -ENOSPC;
+}
+
+static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	list_move(&r->node, &c->stack);
+	r->evictfact = 0;
+}
+
+/* ---- registration -------------------------------------------------------- */
+
+/* Register pages [start, last]; the region comes back with one user. */
+static int mrrc_region_create(struct mrrc_cache *c, unsigned long start,
+			      unsigned long last, u32 access,
+			      struct mrrc_region **out)
+{
+	unsigned long seq = 0;
+	struct mrrc_region *r;
+	int ret, tries = 0;
+
+again:
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	r->it.start = start;
+	r->it.last = last;
+	r->cache = c;
+	r->access = access;
+	INIT_LIST_HEAD(&r->node);
+	INIT_LIST_HEAD(&r->inval_node);
+
+	if (c->reg->pins) {
+		ret = mmu_interval_notifier_insert(&r->notifier, c->mm,
+						   start << PAGE_SHIFT,
+						   (last - start + 1) << PAGE_SHIFT,
+						   &mrrc_region_notifier_ops);
+		if (ret)
+			goto err_free;
+		r->has_notifier = true;
+		seq = mmu_interval_read_begin(&r->notifier);
+	}
+
+	ret = c->reg->reg(c, r);
+	if (ret)
+		goto err_notifier;
+
+	c->st.registrations++;
+	c->st.reg_pages += mrrc_region_pages(r);
+	c->st.pinned_pages += c->reg->pins ? mrrc_region_pages(r) : 0;
+
+	if (c->reg->pins) {
+		bool stale;
+
+		/* Did the mapping change while we pinned it? */
+		spin_lock(&c->inval_lock);
+		stale = mmu_interval_read_retry(&r->notifier, seq);
+		spin_unlock(&c->inval_lock);
+		if (stale) {
+			mrrc_region_destroy(c, r);
+			if (++tries < MRRC_REG_RETRIES)
+				goto again;
+			return -EAGAIN;
+		}
+	}
+
+	mrrc_region_get(c, r);
+	*out = r;
+	return 0;
+
+err_notifier:
+	if (r->has_notifier) {
+		mmu_interval_notifier_remove(&r->notifier);
+		spin_lock(&c->inval_lock);
+		list_del_init(&r->inval_node);
+		spin_unlock(&c->inval_lock);
+	}
+err_free:
+	kfree(r);
+	return ret;
+}
+
+static void mrrc_cache_insert(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	interval_tree_insert(&r->it, &c->tree[r->access]);
+	list_add(&r->node, &c->stack);
+	r->cached = true;
+	c->st.cached_pages += mrrc_region_pages(r);
+	c->st.cached_regions++;
+}
+
+static void mrrc_fill_seg(struct mrrc_seg *s, const struct mrrc_piece *p,
+			  u64 addr, u64 end)
+{
+	u64 first = max_t(u64, addr, (u64)p->start << PAGE_SHIFT);
+	u64 past = min_t(u64, end, ((u64)p->last + 1) << PAGE_SHIFT);
+
+	s->addr = first;
+	s->length = past - first;
+	s->lkey = p->r->lkey;
+	s->rkey = p->r->rkey;
+}
+
+static int mrrc_handle_create(struct mrrc_cache *c, struct mrrc_piece *pieces,
+			      unsigned int n, u32 *id)
+{
+	struct mrrc_handle *h;
+	unsigned int i;
+	int ret;
+
+	h = kmalloc(struct_size(h, r, n), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	h->n = n;
+	for (i = 0; i < n; i++)
+		h->r[i] = pieces[i].r;
+	ret = xa_alloc(&c->handles, id, h, xa_limit_32b, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(h);
+		return ret;
+	}
+	c->st.handles++;
+	return 0;
+}
+
+/* Build the pieces of pages [s, l] against @root; returns their number. */
+static unsigned int mrrc_plan(struct rb_root_cached *root, unsigned long s,
+			      unsigned long l, struct mrrc_piece *p,
+			      unsigned int *ncached)
+{
+	struct interval_tree_node *it;
+	unsigned long cur = s;
+	unsigned int n = 0;
+
+	*ncached = 0;
+	for (it = interval_tree_iter_first(root, s, l); it;
+	     it = interval_tree_iter_next(it, s, l)) {
+		if (it->start > cur) {
+			p[n].start = cur;
+			p[n].last = it->start - 1;
+			p[n++].r = NULL;
+		}
+		p[n].start = max(cur, it->start);
+		p[n].last = min(l, it->last);
+		p[n++].r = container_of(it, struct mrrc_region, it);
+		(*ncached)++;
+		cur = it->last + 1;
+	}
+	if (cur <= l) {
+		p[n].start = cur;
+		p[n].last = l;
+		p[n++].r = NULL;
+	}
+	return n;
+}
+
+static unsigned int mrrc_count_overlaps(struct rb_root_cached *root,
+					unsigned long s, unsigned long l)
+{
+	struct interval_tree_node *it;
+	unsigned int n = 0;
+
+	for (it = interval_tree_iter_first(root, s, l); it;
+	     it = interval_tree_iter_next(it, s, l))
+		n++;
+	return n;
+}
+
+static int mrrc_check_range(struct mrrc_cache *c, u64 addr, u64 len,
+			    u32 access)
+{
+	if (!len || addr + len < addr)
+		return -EINVAL;
+	if (access & ~MRRC_ACCESS_ALL)
+		return -EINVAL;
+	if ((access & (MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & MRRC_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (c->reg->pins) {
+		if (current->mm != c->mm)
+			return -EPERM;
+		if (addr + len > TASK_SIZE)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* Policy none: register the whole range, uncached, every time. */
+static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
+			     unsigned long l, u64 addr, u64 len, u32 access,
+			     u32 flags, struct mrrc_seg *segs,
+			     struct mrrc_reg_out *out)
+{
+	struct mrrc_piece p = { .start = s, .last = l };
+	int ret;
+
+	ret = mrrc_region_create(c, s, l, access, &p.r);
+	if (ret)
+		return ret;
+	mrrc_fill_seg(&segs[0], &p, addr, addr + len);
+	out->result = MRRC_RESULT_MISS;
+	out->nsegs = 1;
+	out->handle = 0;
+	c->st.miss++;
+	if (!(flags & MRRC_REG_RELEASE)) {
+		ret = mrrc_handle_create(c, &p, 1, &out->handle);
+		if (!ret)
+			return 0;
+	}
+	mrrc_region_put(c, p.r);
+	return ret;
+}
+
+/**
+ * mrrc_cache_reg() - make [addr, addr + len) usable with @access
+ * @c: the cache
+ * @addr: first byte
+ * @len: bytes
+ * @access: MRRC_ACCESS_* bits
+ * @flags: MRRC_REG_* flags
+ * @segs: receives the segments, in address order
+ * @room: entries @segs has
+ * @out: handle, result and number of segments
+ *
+ * Return: 0; -EINVAL for a bad range or access; -EPERM when called from
+ * another mm than the cache's; -EFAULT for a range beyond user space;
+ * -ENOSPC when the range exceeds the capacity or regions in use leave no
+ * room; -EOVERFLOW when @room is too small (nothing is done); -EAGAIN when
+ * the range kept changing while it was being registered; or the
+ * registrar's error.  On error nothing is left referenced.
+ */
+int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
+		   u32 flags, struct mrrc_seg *segs, u32 room,
+		   struct mrrc_reg_out *out)
+{
+	struct rb_root_cached *root = &c->tree[access & MRRC_ACCESS_ALL];
+	unsigned int n, i, ncached, ngaps;
+	struct mrrc_piece *pieces;
+	unsigned long s, l;
+	u64 gap_pages = 0;
+	int ret;
+
+	mutex_lock(&c->mutex);
+	ret = mrrc_check_range(c, addr, len, access);
+	if (ret)
+		goto out_unlock;
+	s = addr >> PAGE_SHIFT;
+	l = (addr + len - 1) >> PAGE_SHIFT;
+	if (l - s + 1 > c->cfg.max_pages) {
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	if (mrrc_cache_has_invalid(c))
+		mrrc_cache_reap(c);
+	c->st.requests++;
+
+	if (c->cfg.policy == MRRC_POLICY_NONE) {
+		ret = room ? mrrc_reg_uncached(c, s, l, addr, len, access,
+					       flags, segs, out) : -EOVERFLOW;
+		goto out_unlock;
+	}
+
+	n = 2 * mrrc_count_overlaps(root, s, l) + 1;
+	pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
+	if (!pieces) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	n = mrrc_plan(root, s, l, pieces, &ncached);
+	if (n > room) {
+		ret = -EOVERFLOW;
+		goto out_free;
+	}
+	ngaps = n - ncached;
+
+	/* Pin the cached pieces against eviction, then make room. */
+	for (i = 0; i < n; i++) {
+		if (pieces[i].r)
+			mrrc_region_get(c, pieces[i].r);
+		else
+			gap_pages += pieces[i].last - pieces[i].start + 1;
+	}
+	ret = mrrc_cache_make_room(c, gap_pages, ngaps);
+
+	for (i = 0; !ret && i < n; i++) {
+		if (pieces[i].r)
+			continue;
+		ret = mrrc_region_create(c, pieces[i].start, pieces[i].last,
+					 access, &pieces[i].r);
+		if (!ret)
+			mrrc_cache_insert(c, pieces[i].r);
+	}
+	if (ret) {
+		for (i = 0; i < n; i++)
+			if (pieces[i].r)
+				mrrc_region_put(c, pieces[i].r);
+		goto out_free;
+	}
+
+	/* Most recently used at the top, in address order. */
+	for (i = n; i-- > 0;)
+		mrrc_cache_touch(c, pieces[i].r);
+	for (i = 0; i < n; i++)
+		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
+
+	if (!ncached) {
+		out->result = MRRC_RESULT_MISS;
+		c->st.miss++;
+	} else if (ngaps) {
+		out->result = MRRC_RESULT_OVERLAP;
+		c->st.overlap++;
+	} else if (n > 1) {
+		out->result = MRRC_RESULT_SPAN;
+		c->st.hit_span++;
+	} else if (pieces[0].r->it.start == s && pieces[0].r->it.last == l) {
+		out->result = MRRC_RESULT_EXACT;
+		c->st.hit_exact++;
+	} else {
+		out->result = MRRC_RESULT_SUBSET;
+		c->st.hit_subset++;
+	}
+	out->nsegs = n;
+	out->handle = 0;
+
+	if (!(flags & MRRC_REG_RELEASE))
+		ret = mrrc_handle_create(c, pieces, n, &out->handle);
+	if (ret || (flags & MRRC_REG_RELEASE))
+		for (i = 0; i < n; i++)
+			mrrc_region_put(c, pieces[i].r);
+out_free:
+	kfree(pieces);
+out_unlock:
+	mutex_unlock(&c->mutex);
+	return ret;
+}
+
+/**
+ * mrrc_cache_release() - drop a handle
+ * @c: the cache
+ * @id: handle from mrrc_cache_reg()
+ *
+ * Return: 0, or -ENOENT if @id names no handle.
+ */
+int mrrc_cache_release(struct mrrc_cache *c, u32 id)
+{
+	struct mrrc_handle *h;
+	unsigned int i;
+
+	mutex_lock(&c->mutex);
+	h = xa_erase(&c->handles, id);
+	if (!h) {
+		mutex_unlock(&c->mutex);
+		return -ENOENT;
+	}
+	for (i = 0; i < h->n; i++)
+		mrrc_region_put(c, h->r[i]);
+	c->st.handles--;
+	mutex_unlock(&c->mutex);
+	kfree(h);
+	return 0;
+}
+
+/**
+ * mrrc_cache_flush() - deregister every unreferenced cached region
+ * @c: the cache
+ *
+ * Pending invalidations are reaped first.  One deregistration batch.
+ *
+ * Return: the number of regions deregistered.
+ */
+u32 mrrc_cache_flush(struct mrrc_cache *c)
+{
+	struct mrrc_region *r, *tmp;
+	LIST_HEAD(victims);
+	u32 n = 0;
+
+	mutex_lock(&c->mutex);
+	mrrc_cache_reap(c);
+	list_for_each_entry_safe(r, tmp, &c->stack, node) {
+		if (r->users)
+			continue;
+		mrrc_region_remove_cached(c, r);
+		list_add_tail(&r->node, &victims);
+		n++;
+	}
+	mrrc_regions_destroy(c, &victims);
+	mutex_unlock(&c->mutex);
+	return n;
+}
+
+void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
+{
+	u32 size = st->size, flags = st->flags;
+
+	mutex_lock(&c->mutex);
+	*st = c->st;
+	mutex_unlock(&c->mutex);
+	st->size = size;
+	st->flags = flags;
+}
+
+/* ---- configuration and lifetime ---------------------------------------- */
+
+/**
+ * mrrc_cache_configure() - change the configuration, report the result
+ * @c: the cache
+ * @cfg: fields that are 0 (or KEEP) are left unchanged; all are written
+ *	back with the configuration in force
+ *
+ * Return: 0; -EINVAL for an out-of-range value; -EBUSY to change the mode
+ * while regions are registered, or to shrink the capacity below what
+ * regions in use hold.  Nothing changes on error.
+ */
+int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
+{
+	struct mrrc_cache_config_k k;
+	int ret = 0;
+
+	if (cfg->policy > MRRC_POLICY_NONE || cfg->mode > MRRC_MODE_MODEL ||
+	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
+	    cfg->max_regions > INT_MAX)
+		return -EINVAL;
+
+	mutex_lock(&c->mutex);
+	k = c->cfg;
+	if (cfg->policy)
+		k.policy = cfg->policy;
+	if (cfg->mode)
+		k.mode = cfg->mode;
+	if (cfg->max_pages)
+		k.max_pages = cfg->max_pages;
+	if (cfg->max_regions)
+		k.max_regions = cfg->max_regions;
+	if (cfg->resort_pct)
+		k.resort_pct = cfg->resort_pct;
+	if (cfg->evict_pct)
+		k.evict_pct = cfg->evict_pct;
+	if (cfg->reg_ns_per_page)
+		k.reg_ns_per_page = cfg->reg_ns_per_page;
+	if (cfg->reg_ns_per_op)
+		k.reg_ns_per_op = cfg->reg_ns_per_op;
+	if (cfg->dereg_ns_per_page)
+		k.dereg_ns_per_page = cfg->dereg_ns_per_page;
+	if (cfg->dereg_ns_per_op)
+		k.dereg_ns_per_op = cfg->dereg_ns_per_op;
+
+	if (k.mode != c->cfg.mode &&
+	    (c->st.cached_regions || c->st.inuse_regions)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (k.max_pages < c->st.cached_pages ||
+	    k.max_regions < c->st.cached_regions) {
+		struct mrrc_cache_config_k old = c->cfg;
+
+		/* Evict down to the new limits, least recently used first. */
+		c->cfg = k;
+		while (c->st.cached_pages > k.max_pages ||
+		       c->st.cached_regions > k.max_regions) {
+			struct mrrc_region *r = mrrc_lru_victim(c);
+
+			if (!r) {
+				c->cfg = old;
+				ret = -EBUSY;
+				goto out;
+			}
+			mrrc_region_remove_cached(c, r);
+			c->st.evictions++;
+			mrrc_region_destroy(c, r);
+		}
+	}
+	c->cfg = k;
+	c->reg = mrrc_registrar_for(k.mode);
+out:
+	cfg->policy = c->cfg.policy;
+	cfg->mode = c->cfg.mode;
+	cfg->max_pages = c->cfg.max_pages;
+	cfg->max_regions = c->cfg.max_regions;
+	cfg->resort_pct = c->cfg.resort_pct;
+	cfg->evict_pct = c->cfg.evict_pct;
+	cfg->reg_ns_per_page = c->cfg.reg_ns_per_page;
+	cfg->reg_ns_per_op = c->cfg.reg_ns_per_op;
+	cfg->dereg_ns_per_page = c->cfg.dereg_ns_per_page;
+	cfg->dereg_ns_per_op = c->cfg.dereg_ns_per_op;
+	mutex_unlock(&c->mutex);
+	return ret;
+}
+
+/**
+ * mrrc_cache_create() - a cache for the calling process's memory
+ * @pd: the protection domain registrations go to
+ *
+ * Return: the cache or an ERR_PTR.
+ */
+struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
+{
+	struct mrrc_cache *c;
+	int i;
+
+	if (!current->mm)
+		return ERR_PTR(-EINVAL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&c->mutex);
+	spin_lock_init(&c->inval_lock);
+	for (i = 0; i < MRRC_ACCESS_CLASSES; i++)
+		c->tree[i] = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&c->stack);
+	INIT_LIST_HEAD(&c->invalid);
+	INIT_DELAYED_WORK(&c->reap_work, mrrc_cache_reap_work);
+	xa_init_flags(&c->handles, XA_FLAGS_ALLOC1);
+	c->pd = pd;
+	c->mm = current->mm;
+	mmgrab(c->mm);
+
+	c->cfg.policy = MRRC_POLICY_MRE;
+	c->cfg.mode = MRRC_MODE_ORDINARY;
+	c->cfg.max_pages = mrrc_default_max_pages;
+	c->cfg.max_regions = mrrc_default_max_regions;
+	c->cfg.resort_pct = 50;
+	c->cfg.evict_pct = 10;
+	/* The papers' model (Wu et al.): a = 0.77 us, b = 7.42 us, ... */
+	c->cfg.reg_ns_per_page = 770;
+	c->cfg.reg_ns_per_op = 7420;
+	c->cfg.dereg_ns_per_page = 220;
+	c->cfg.dereg_ns_per_op = 1100;
+	c->reg = mrrc_registrar_for(c->cfg.mode);
+	return c;
+}
+
+/**
+ * mrrc_cache_destroy() - release every handle and registration
+ * @c: the cache; freed
+ */
+void mrrc_cache_destroy(struct mrrc_cache *c)
+{
+	struct mrrc_region *r, *tmp;
+	struct mrrc_handle *h;
+	unsigned long id;
+	LIST_HEAD(victims);
+
+	mutex_lock(&c->mutex);
+	xa_for_each(&c->handles, id, h) {
+		unsigned int i;
+
+		xa_erase(&c->handles, id);
+		for (i = 0; i < h->n; i++)
+			mrrc_region_put(c, h->r[i]);
+		c->st.handles--;
+		kfree(h);
+	}
+	spin_lock(&c->inval_lock);
+	c->dying = true;
+	spin_unlock(&c->inval_lock);
+	mutex_unlock(&c->mutex);
+
+	cancel_delayed_work_sync(&c->reap_work);
+
+	mutex_lock(&c->mutex);
+	list_for_each_entry_safe(r, tmp, &c->stack, node) {
+		mrrc_region_remove_cached(c, r);
+		list_add_tail(&r->node, &victims);
+	}
+	mrrc_regions_destroy(c, &victims);
+	mutex_unlock(&c->mutex);
+
+	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
+		c->st.pinned_pages);
+	xa_destroy(&c->handles);
+	kvfree(c->sort_buf);
+	mmdrop(c->mm);
+	mutex_destroy(&c->mutex);
+	kfree(c);
+}

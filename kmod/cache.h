@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mrrc - the memory registration region cache (MRRC).
+ *
+ * A cache maps user virtual page ranges to registrations.  Regions are
+ * kept per access class (the MRRC_ACCESS_* bits are part of the key) in an
+ * interval tree each, disjoint within a class, and on one recency stack.
+ * The replacement policy (MRE, LRU or none) and the registrar (how a
+ * region is registered and deregistered) are chosen per cache.
+ *
+ * Locking, outermost first:
+ *
+ *   c->mutex  ->  mmap_lock  ->  c->inval_lock
+ *
+ * c->mutex serialises every cache operation and protects the trees, the
+ * stack, the handles, the counters and each region's users/cached/node.
+ * It may be held while pinning pages (mmap_lock) and while registering.
+ * The mmu notifier callback runs under mmap_lock and takes only
+ * c->inval_lock: it marks the region invalid, puts it on c->invalid and
+ * queues the reaper.  Regions leave the trees only under c->mutex: by the
+ * reaper, at the start of every registration request, or by eviction.
+ */
+#ifndef _MRRC_CACHE_H
+#define _MRRC_CACHE_H
+
+#include <linux/interval_tree.h>
+#include <linux/mmu_notifier.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "mrrc_abi.h"
+
+#define MRRC_ACCESS_CLASSES	(MRRC_ACCESS_ALL + 1)
+
+struct mrrc_cache;
+
+/**
+ * struct mrrc_region - a registered, page-aligned range of user memory
+ * @it: page numbers [start, last] of the range
+ * @node: position on c->stack (most recent first) while cached, or on a
+ *	victim list while being deregistered
+ * @inval_node: entry on c->invalid, protected by c->inval_lock
+ * @cache: the owning cache
+ * @evictfact: MRE eviction factor, 32.32 fixed point; 0 until assigned
+ * @sort_pos: position from the bottom of the stack while MRE resorts
+ * @users: handles (and the request in progress) that reference it
+ * @access: MRRC_ACCESS_* bits
+ * @cached: in its class tree and on the stack
+ * @invalid: its pages changed under it; set by the notifier under
+ *	c->inval_lock
+ * @has_notifier: @notifier is registered
+ * @notifier: the mmu interval notifier over the range
+ * @mr: the registration (registrar-specific)
+ * @lkey: local key
+ * @rkey: remote key
+ */
+struct mrrc_region {
+	struct interval_tree_node it;
+	struct list_head node;
+	struct list_head inval_node;
+	struct mrrc_cache *cache;
+	u64 evictfact;
+	unsigned int sort_pos;
+	unsigned int users;
+	u8 access;
+	bool cached;
+	bool invalid;
+	bool has_notifier;
+	struct mmu_interval_notifier notifier;
+	struct ib_mr *mr;
+	u32 lkey;
+	u32 rkey;
+};
+
+static inline u64 mrrc_region_pages(const struct mrrc_region *r)
+{
+	return r->it.last - r->it.start + 1;
+}
+
+/**
+ * struct mrrc_registrar - how a cache registers memory
+ * @name: for debugfs
+ * @pins: registers real user memory: regions get mmu notifiers and
+ *	requests must come from the cache's mm
+ * @reg: register @r; fill r->lkey, r->rkey
+ * @dereg: deregister every region on @list (linked by ->node) as one
+ *	batch; @pages is their total size
+ */
+struct mrrc_registrar {
+	const char *name;
+	bool pins;
+	int (*reg)(struct mrrc_cache *c, struct mrrc_region *r);
+	void (*dereg)(struct mrrc_cache *c, struct list_head *list,
+		      unsigned int n, u64 pages);
+};
+
+extern const struct mrrc_registrar mrrc_registrar_ordinary;
+extern const struct mrrc_registrar mrrc_registrar_model;
+
+struct mrrc_cache_config_k {
+	u32 policy;
+	u32 mode;
+	u64 max_pages;
+	u32 max_regions;
+	u32 resort_pct;
+	u32 evict_pct;
+	u32 reg_ns_per_page;
+	u32 reg_ns_per_op;
+	u32 dereg_ns_per_page;
+	u32 dereg_ns_per_op;
+};
+
+/**
+ * struct mrrc_cache - one context's registration cache
+ * @mutex: see the locking comment at the top of this file
+ * @inval_lock: protects @invalid, region->invalid, notifier sequences
+ * @tree: one interval tree of cached regions per access class
+ * @stack: cached regions, most recently used first
+ * @invalid: regions the notifier invalidated, not yet reaped
+ * @reap_work: drops invalidated regions from the trees
+ * @handles: id -> struct mrrc_handle
+ * @pd: protection domain registrations live in
+ * @mm: address space the registrations belong to (mmgrab'ed)
+ * @reg: the registrar for @cfg.mode
+ * @cfg: configuration
+ * @recency: MRE's global recency value r, 32.32 fixed point
+ * @sort_buf: scratch array for MRE resorting
+ * @sort_len: entries @sort_buf has room for
+ * @key_seq: keys handed out by the model registrar
+ * @dying: set by destroy: the reaper must not run any more
+ * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS
+ */
+struct mrrc_cache {
+	struct mutex mutex;		/* see the top of this file */
+	spinlock_t inval_lock;		/* see the top of this file */
+	struct rb_root_cached tree[MRRC_ACCESS_CLASSES];
+	struct list_head stack;
+	struct list_head invalid;
+	struct delayed_work reap_work;
+	struct xarray handles;
+	struct ib_pd *pd;
+	struct mm_struct *mm;
+	const struct mrrc_registrar *reg;
+	struct mrrc_cache_config_k cfg;
+	u64 recency;
+	struct mrrc_region **sort_buf;
+	size_t sort_len;
+	u32 key_seq;
+	bool dying;
+	struct mrrc_cache_stats st;
+};
+
+/* One registration request's outcome. */
+struct mrrc_reg_out {
+	u32 handle;
+	u32 result;
+	u32 nsegs;
+};
+
+struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd);
+void mrrc_cache_destroy(struct mrrc_cache *c);
+int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg);
+int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
+		   u32 flags, struct mrrc_seg *segs, u32 room,
+		   struct mrrc_reg_out *out);
+int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
+u32 mrrc_cache_flush(struct mrrc_cache *c);
+void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
+
+#endif /* _MRRC_CACHE_H */

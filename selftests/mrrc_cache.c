@@ -1,0 +1,929 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The registration cache: every lookup case, capacity and in-use
+ * invariants, the MRE and LRU policies (with a hand-computed MRE example),
+ * batching, and on real memory: pinning, invalidation on munmap, mremap,
+ * MADV_DONTNEED and fork, RLIMIT_MEMLOCK, process death, concurrency.
+ *
+ * Cache logic is tested with the model registrar (MRRC_MODE_MODEL): the
+ * same cache code, no memory touched, so addresses are arbitrary.
+ */
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "mrrc_test.h"
+
+#define BASE 0x100000000ULL
+#define RW MRRC_ACCESS_LOCAL_WRITE
+
+static unsigned long P;
+
+static int open_cache(uint32_t mode, uint32_t policy, uint64_t max_pages,
+		      uint32_t max_regions)
+{
+	struct mrrc_cache_config cfg = {
+		.mode = mode,
+		.policy = policy,
+		.max_pages = max_pages,
+		.max_regions = max_regions,
+	};
+	int fd = open_bound(RXE_DEV);
+
+	if (fd < 0)
+		return fd;
+	if (mrrc_cache_config(fd, &cfg)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct one {
+	struct mrrc_reg_req req;
+	struct mrrc_seg seg[16];
+	unsigned int nsegs;
+	int ret;
+};
+
+static struct one reg1(int fd, uint64_t addr, uint64_t len, uint32_t access,
+		       uint32_t flags)
+{
+	struct one o = { .nsegs = 16 };
+
+	o.req.addr = addr;
+	o.req.length = len;
+	o.req.access = access;
+	o.req.flags = flags;
+	o.ret = mrrc_reg(fd, &o.req, 1, o.seg, &o.nsegs);
+	if (o.ret == 1)
+		o.ret = 0;
+	return o;
+}
+
+static struct mrrc_cache_stats stats(int fd)
+{
+	struct mrrc_cache_stats st;
+
+	mrrc_cache_stats(fd, &st);
+	return st;
+}
+
+/* The segments are contiguous, in order, and cover exactly the request. */
+static int segs_cover(const struct one *o)
+{
+	uint64_t at = o->req.addr;
+
+	for (unsigned int i = 0; i < o->req.nsegs; i++) {
+		if (o->seg[o->req.seg_index + i].addr != at)
+			return 0;
+		at += o->seg[o->req.seg_index + i].length;
+	}
+	return at == o->req.addr + o->req.length;
+}
+
+FIXTURE(model) {
+	int fd;
+};
+
+FIXTURE_SETUP(model)
+{
+	P = sysconf(_SC_PAGESIZE);
+	self->fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_MRE, 1024, 1024);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(model)
+{
+	close(self->fd);
+}
+
+TEST_F(model, miss_then_exact)
+{
+	struct one a = reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE);
+	struct one b = reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE);
+
+	ASSERT_EQ(0, a.ret);
+	ASSERT_EQ(MRRC_RESULT_MISS, a.req.result);
+	ASSERT_EQ(1, a.req.nsegs);
+	ASSERT_EQ(0, a.req.handle);
+	ASSERT_TRUE(segs_cover(&a));
+	ASSERT_EQ(0, b.ret);
+	ASSERT_EQ(MRRC_RESULT_EXACT, b.req.result);
+	ASSERT_EQ(a.seg[0].lkey, b.seg[0].lkey);
+	ASSERT_EQ(1, stats(self->fd).registrations);
+	ASSERT_EQ(4, stats(self->fd).cached_pages);
+}
+
+TEST_F(model, subset)
+{
+	struct one b;
+
+	ASSERT_EQ(0, reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	b = reg1(self->fd, BASE + P + 100, P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(0, b.ret);
+	ASSERT_EQ(MRRC_RESULT_SUBSET, b.req.result);
+	ASSERT_EQ(1, b.req.nsegs);
+	ASSERT_EQ(BASE + P + 100, b.seg[0].addr);
+	ASSERT_EQ(P, b.seg[0].length);
+	ASSERT_EQ(1, stats(self->fd).registrations);
+}
+
+/* Cached [0,4P), request [2P,6P): only [4P,6P) is registered. */
+TEST_F(model, overlap_right)
+{
+	struct one a = reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE);
+	struct one b = reg1(self->fd, BASE + 2 * P, 4 * P, RW, MRRC_REG_RELEASE);
+	struct mrrc_cache_stats st = stats(self->fd);
+
+	ASSERT_EQ(0, b.ret);
+	ASSERT_EQ(MRRC_RESULT_OVERLAP, b.req.result);
+	ASSERT_EQ(2, b.req.nsegs);
+	ASSERT_TRUE(segs_cover(&b));
+	ASSERT_EQ(a.seg[0].lkey, b.seg[0].lkey);
+	ASSERT_EQ(2 * P, b.seg[0].length);
+	ASSERT_NE(a.seg[0].lkey, b.seg[1].lkey);
+	ASSERT_EQ(2, st.registrations);
+	ASSERT_EQ(6, st.reg_pages);
+	ASSERT_EQ(6, st.cached_pages);
+	ASSERT_EQ(1, st.overlap);
+}
+
+/* Cached [4P,8P), request [2P,6P): only [2P,4P) is registered. */
+TEST_F(model, overlap_left)
+{
+	struct one a = reg1(self->fd, BASE + 4 * P, 4 * P, RW, MRRC_REG_RELEASE);
+	struct one b = reg1(self->fd, BASE + 2 * P, 4 * P, RW, MRRC_REG_RELEASE);
+
+	ASSERT_EQ(0, b.ret);
+	ASSERT_EQ(MRRC_RESULT_OVERLAP, b.req.result);
+	ASSERT_EQ(2, b.req.nsegs);
+	ASSERT_TRUE(segs_cover(&b));
+	ASSERT_NE(a.seg[0].lkey, b.seg[0].lkey);
+	ASSERT_EQ(a.seg[0].lkey, b.seg[1].lkey);
+	ASSERT_EQ(6, stats(self->fd).reg_pages);
+}
+
+/* Cached pages 0, 2, 4; request 0..4: two one-page gaps registered. */
+TEST_F(model, overlap_spanning_several_regions)
+{
+	struct one b;
+
+	for (int i = 0; i < 5; i += 2)
+		ASSERT_EQ(0, reg1(self->fd, BASE + i * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	b = reg1(self->fd, BASE, 5 * P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(0, b.ret);
+	ASSERT_EQ(MRRC_RESULT_OVERLAP, b.req.result);
+	ASSERT_EQ(5, b.req.nsegs);
+	ASSERT_TRUE(segs_cover(&b));
+	ASSERT_EQ(5, stats(self->fd).registrations);
+	ASSERT_EQ(5, stats(self->fd).cached_regions);
+	/* Now fully covered by five regions. */
+	b = reg1(self->fd, BASE, 5 * P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(MRRC_RESULT_SPAN, b.req.result);
+	ASSERT_EQ(5, stats(self->fd).registrations);
+}
+
+TEST_F(model, span_registers_nothing)
+{
+	struct one b;
+
+	ASSERT_EQ(0, reg1(self->fd, BASE, 2 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(self->fd, BASE + 2 * P, 2 * P, RW, MRRC_REG_RELEASE).ret);
+	b = reg1(self->fd, BASE + P, 2 * P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(MRRC_RESULT_SPAN, b.req.result);
+	ASSERT_EQ(2, b.req.nsegs);
+	ASSERT_TRUE(segs_cover(&b));
+	ASSERT_EQ(2, stats(self->fd).registrations);
+}
+
+TEST_F(model, unaligned_range_rounds_to_pages)
+{
+	struct one a = reg1(self->fd, BASE + 100, P, RW, MRRC_REG_RELEASE);
+
+	ASSERT_EQ(0, a.ret);
+	ASSERT_EQ(BASE + 100, a.seg[0].addr);
+	ASSERT_EQ(P, a.seg[0].length);
+	ASSERT_EQ(2, stats(self->fd).cached_pages);
+}
+
+/* Access rights are part of the key. */
+TEST_F(model, access_is_part_of_the_key)
+{
+	uint32_t rr = MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_READ;
+
+	ASSERT_EQ(0, reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(self->fd, BASE, 4 * P, rr, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(self->fd, BASE, 4 * P, 0, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(self->fd, BASE, 4 * P, rr, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, MRRC_ACCESS_REMOTE_WRITE,
+				0).ret);
+	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, MRRC_ACCESS_REMOTE_ATOMIC,
+				0).ret);
+	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, 0x10, 0).ret);
+}
+
+TEST_F(model, bad_requests)
+{
+	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, 0, RW, 0).ret);
+	ASSERT_EQ(-EINVAL, reg1(self->fd, UINT64_MAX - 10, 100, RW, 0).ret);
+	ASSERT_EQ(-ENOSPC, reg1(self->fd, BASE, 1025 * P, RW, 0).ret);
+	ASSERT_EQ(-EOPNOTSUPP, reg1(self->fd, BASE, P, RW, 0x80).ret);
+	ASSERT_EQ(0, stats(self->fd).cached_regions);
+}
+
+/* Not enough room for the segments: EOVERFLOW and nothing happens. */
+TEST_F(model, segment_room)
+{
+	struct mrrc_reg_req req = { .addr = BASE, .length = 3 * P, .access = RW };
+	struct mrrc_seg seg[2];
+	unsigned int n = 2;
+
+	ASSERT_EQ(0, reg1(self->fd, BASE + P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(-EOVERFLOW, mrrc_reg(self->fd, &req, 1, seg, &n));
+	ASSERT_EQ(-EOVERFLOW, req.status);
+	ASSERT_EQ(1, stats(self->fd).registrations);
+}
+
+TEST_F(model, handles)
+{
+	struct one a = reg1(self->fd, BASE, P, RW, 0);
+	uint32_t bad = 12345;
+
+	ASSERT_EQ(0, a.ret);
+	ASSERT_NE(0, a.req.handle);
+	ASSERT_EQ(1, stats(self->fd).handles);
+	ASSERT_EQ(1, stats(self->fd).inuse_regions);
+	ASSERT_EQ(-ENOENT, mrrc_release(self->fd, &bad, 1));
+	ASSERT_EQ(1, mrrc_release(self->fd, &a.req.handle, 1));
+	ASSERT_EQ(-ENOENT, mrrc_release(self->fd, &a.req.handle, 1));
+	ASSERT_EQ(0, stats(self->fd).handles);
+	ASSERT_EQ(0, stats(self->fd).inuse_regions);
+	/* Released, still cached. */
+	ASSERT_EQ(1, stats(self->fd).cached_regions);
+}
+
+/* A batch stops at the first failure; earlier requests stay done. */
+TEST_F(model, batch_partial_failure)
+{
+	struct mrrc_reg_req req[3] = {
+		{ .addr = BASE, .length = P, .access = RW },
+		{ .addr = BASE, .length = 0, .access = RW },
+		{ .addr = BASE + P, .length = P, .access = RW },
+	};
+	struct mrrc_seg seg[8];
+	unsigned int n = 8;
+
+	ASSERT_EQ(1, mrrc_reg(self->fd, req, 3, seg, &n));
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(0, req[0].status);
+	ASSERT_NE(0, req[0].handle);
+	ASSERT_EQ(-EINVAL, req[1].status);
+	ASSERT_EQ(0, req[2].handle);
+	ASSERT_EQ(1, stats(self->fd).handles);
+}
+
+TEST_F(model, big_batch)
+{
+	static struct mrrc_reg_req req[4096];
+	static struct mrrc_seg seg[4096];
+	unsigned int n = 4096;
+
+	for (int i = 0; i < 4096; i++) {
+		req[i].addr = BASE + (uint64_t)(i % 512) * P;
+		req[i].length = P;
+		req[i].access = RW;
+		req[i].flags = MRRC_REG_RELEASE;
+	}
+	ASSERT_EQ(4096, mrrc_reg(self->fd, req, 4096, seg, &n));
+	ASSERT_EQ(4096, n);
+	ASSERT_EQ(512, stats(self->fd).registrations);
+	ASSERT_EQ(4096 - 512, stats(self->fd).hit_exact);
+}
+
+TEST_F(model, flush_keeps_regions_in_use)
+{
+	struct one held = reg1(self->fd, BASE, P, RW, 0);
+
+	ASSERT_EQ(0, reg1(self->fd, BASE + P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(self->fd, BASE + 2 * P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(2, mrrc_flush(self->fd));
+	ASSERT_EQ(1, stats(self->fd).cached_regions);
+	ASSERT_EQ(1, stats(self->fd).dereg_batches);
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg1(self->fd, BASE, P, RW,
+					  MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(1, mrrc_release(self->fd, &held.req.handle, 1));
+}
+
+TEST_F(model, config)
+{
+	struct mrrc_cache_config cfg = { 0 };
+
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(MRRC_POLICY_MRE, cfg.policy);
+	ASSERT_EQ(MRRC_MODE_MODEL, cfg.mode);
+	ASSERT_EQ(1024, cfg.max_pages);
+	ASSERT_EQ(770, cfg.reg_ns_per_page);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.policy = 4;
+	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &cfg));
+	cfg.policy = 0;
+	cfg.resort_pct = 101;
+	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &cfg));
+
+	/* Mode changes only while nothing is registered. */
+	ASSERT_EQ(0, reg1(self->fd, BASE, 8 * P, RW, MRRC_REG_RELEASE).ret);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = MRRC_MODE_ORDINARY;
+	ASSERT_EQ(-EBUSY, mrrc_cache_config(self->fd, &cfg));
+	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(MRRC_MODE_MODEL, cfg.mode);
+
+	/* Shrinking evicts down to the new capacity. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_pages = 4;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(0, stats(self->fd).cached_pages);
+	ASSERT_EQ(4, cfg.max_pages);
+}
+
+/* Model costs: a*p + b per registration, a'*pages + b' per batch. */
+TEST_F(model, cost_model)
+{
+	struct mrrc_cache_config cfg = {
+		.reg_ns_per_page = 10, .reg_ns_per_op = 1000,
+		.dereg_ns_per_page = 1, .dereg_ns_per_op = 100,
+	};
+
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(0, reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(self->fd, BASE + 8 * P, 2 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(1040 + 1020, stats(self->fd).model_cost_ns);
+	ASSERT_EQ(2, mrrc_flush(self->fd));
+	ASSERT_EQ(1040 + 1020 + 6 + 100, stats(self->fd).model_cost_ns);
+}
+
+/* Regions a handle references are never evicted. */
+TEST(in_use_never_evicted)
+{
+	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU };
+
+	P = sysconf(_SC_PAGESIZE);
+	for (int k = 0; k < 2; k++) {
+		int fd = open_cache(MRRC_MODE_MODEL, policies[k], 16, 64);
+		struct one held;
+
+		ASSERT_LE(0, fd);
+		held = reg1(fd, BASE, 4 * P, RW, 0);
+		ASSERT_EQ(0, held.ret);
+		for (int i = 0; i < 200; i++)
+			ASSERT_EQ(0, reg1(fd, BASE + (8 + i) * P, P, RW,
+					  MRRC_REG_RELEASE).ret);
+		ASSERT_LT(0, stats(fd).evictions);
+		ASSERT_EQ(MRRC_RESULT_EXACT,
+			  reg1(fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).req.result);
+		/* 12 pages left for the rest: a 13-page request cannot fit. */
+		ASSERT_EQ(-ENOSPC, reg1(fd, BASE + 1000 * P, 13 * P, RW, 0).ret);
+		ASSERT_EQ(1, mrrc_release(fd, &held.req.handle, 1));
+		close(fd);
+	}
+}
+
+/* Random workload; after every step capacity and region limits hold. */
+TEST(capacity_never_exceeded)
+{
+	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU };
+
+	P = sysconf(_SC_PAGESIZE);
+	for (int k = 0; k < 2; k++) {
+		int fd = open_cache(MRRC_MODE_MODEL, policies[k], 64, 20);
+		uint32_t held[8] = { 0 };
+		unsigned int seed = 42;
+
+		ASSERT_LE(0, fd);
+		for (int i = 0; i < 3000; i++) {
+			uint64_t page = rand_r(&seed) % 256;
+			uint64_t len = (1 + rand_r(&seed) % 8) * P -
+				       rand_r(&seed) % 100;
+			int slot = rand_r(&seed) % 8;
+			struct mrrc_cache_stats st;
+			struct one o;
+
+			if (held[slot]) {
+				ASSERT_EQ(1, mrrc_release(fd, &held[slot], 1));
+				held[slot] = 0;
+			}
+			o = reg1(fd, BASE + page * P + rand_r(&seed) % 64, len,
+				 RW, (i & 1) ? MRRC_REG_RELEASE : 0);
+			if (o.ret == -ENOSPC)
+				continue;	/* held regions fill it */
+			ASSERT_EQ(0, o.ret);
+			ASSERT_TRUE(segs_cover(&o));
+			held[slot] = o.req.handle;
+			st = stats(fd);
+			ASSERT_LE(st.cached_pages, 64);
+			ASSERT_LE(st.cached_regions, 20);
+			ASSERT_EQ(st.requests, st.hit_exact + st.hit_subset +
+				  st.hit_span + st.overlap + st.miss);
+			ASSERT_EQ(st.registrations - st.deregistrations,
+				  st.cached_regions);
+		}
+		close(fd);
+	}
+}
+
+TEST(mre_one_batch_per_round)
+{
+	struct mrrc_cache_config cfg = { .evict_pct = 20 };
+	struct mrrc_cache_stats st;
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_MRE, 100, 1000);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	for (int i = 0; i < 100; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + i * P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, stats(fd).deregistrations);
+	ASSERT_EQ(0, reg1(fd, BASE + 500 * P, P, RW, MRRC_REG_RELEASE).ret);
+	st = stats(fd);
+	ASSERT_EQ(1, st.eviction_rounds);
+	ASSERT_EQ(1, st.dereg_batches);
+	ASSERT_EQ(20, st.deregistrations);
+	ASSERT_EQ(20, st.max_batch);
+	ASSERT_EQ(81, st.cached_pages);
+	close(fd);
+}
+
+TEST(lru_one_region_at_a_time)
+{
+	struct mrrc_cache_stats st;
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_LRU, 100, 1000);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 100; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + i * P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(fd, BASE + 500 * P, P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(fd, BASE + 501 * P, P, RW, MRRC_REG_RELEASE).ret);
+	st = stats(fd);
+	ASSERT_EQ(2, st.dereg_batches);
+	ASSERT_EQ(2, st.deregistrations);
+	ASSERT_EQ(1, st.max_batch);
+	/* The two oldest went. */
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg1(fd, BASE + 2 * P, P, RW,
+					  MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE, P, RW,
+					 MRRC_REG_RELEASE).req.result);
+	close(fd);
+}
+
+/*
+ * The MRE rules, by hand.  Capacity 10 pages, the whole stack is the
+ * resorting section, the eviction segment 1 page (at least the need).
+ * Insert B(1 page), A(4), C(2), D(3): the stack, bottom to top, is
+ * B A C D.  E(1 page) does not fit: r = factor of the bottom region = 0,
+ * so B = 1, A = 1/4, C = 1/2, D = 1/3; resorted bottom up A D C B; the
+ * segment is A (4 pages), evicted although B is older.  LRU evicts B.
+ * Stack now D(1/3) C(1/2) B(1) E(0).  F(4 pages) needs 1 page: r = 1/3
+ * (D's factor, kept: factors are not renewed), E = 1/3 + 1 = 4/3; D goes.
+ */
+TEST(mre_hand_computed_example)
+{
+	struct mrrc_cache_config cfg = { .resort_pct = 100, .evict_pct = 10 };
+	const uint64_t ps = sysconf(_SC_PAGESIZE);
+	const uint64_t b = BASE, a = BASE + 10 * ps, c = BASE + 20 * ps;
+	const uint64_t d = BASE + 30 * ps, e = BASE + 40 * ps, f = BASE + 50 * ps;
+	struct mrrc_cache_stats st;
+	int fd, lru;
+
+	P = ps;
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_MRE, 10, 100);
+	lru = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_LRU, 10, 100);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, lru);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	for (int i = 0; i < 2; i++) {
+		int x = i ? lru : fd;
+
+		ASSERT_EQ(0, reg1(x, b, 1 * P, RW, MRRC_REG_RELEASE).ret);
+		ASSERT_EQ(0, reg1(x, a, 4 * P, RW, MRRC_REG_RELEASE).ret);
+		ASSERT_EQ(0, reg1(x, c, 2 * P, RW, MRRC_REG_RELEASE).ret);
+		ASSERT_EQ(0, reg1(x, d, 3 * P, RW, MRRC_REG_RELEASE).ret);
+		ASSERT_EQ(0, reg1(x, e, 1 * P, RW, MRRC_REG_RELEASE).ret);
+	}
+	/* MRE evicted A (large), LRU evicted B (old). */
+	st = stats(fd);
+	ASSERT_EQ(1, st.evictions);
+	ASSERT_EQ(7, st.cached_pages);
+	ASSERT_EQ(0, st.mre_recency);
+	st = stats(lru);
+	ASSERT_EQ(1, st.evictions);
+	ASSERT_EQ(10, st.cached_pages);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(lru, a, 4 * P, RW, MRRC_REG_RELEASE).req.result);
+	close(lru);
+
+	ASSERT_EQ(0, reg1(fd, f, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	st = stats(fd);
+	ASSERT_EQ(2, st.evictions);
+	ASSERT_EQ((1ULL << 32) / 3, st.mre_recency);
+	ASSERT_EQ(8, st.cached_pages);
+	/* B, C, E, F are cached; D and A are not. */
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, b, 1 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, c, 2 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, e, 1 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, f, 4 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(2, stats(fd).evictions);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, d, 3 * P, RW, MRRC_REG_RELEASE).req.result);
+	close(fd);
+}
+
+TEST(policy_none_registers_every_time)
+{
+	struct mrrc_cache_stats st;
+	struct one o;
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_NONE, 1024, 1024);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(MRRC_RESULT_MISS,
+			  reg1(fd, BASE, 2 * P, RW, MRRC_REG_RELEASE).req.result);
+	o = reg1(fd, BASE, 2 * P, RW, 0);
+	ASSERT_EQ(1, stats(fd).inuse_regions);
+	ASSERT_EQ(1, mrrc_release(fd, &o.req.handle, 1));
+	st = stats(fd);
+	ASSERT_EQ(11, st.registrations);
+	ASSERT_EQ(11, st.deregistrations);
+	ASSERT_EQ(0, st.cached_regions);
+	close(fd);
+}
+
+TEST(unbound_context)
+{
+	struct mrrc_cache_stats st;
+	struct one o;
+	int fd = mrrc_open(0);
+
+	ASSERT_LE(0, fd);
+	o = reg1(fd, BASE, 4096, RW, 0);
+	ASSERT_EQ(-ENXIO, o.ret);
+	ASSERT_EQ(-ENXIO, mrrc_cache_stats(fd, &st));
+	ASSERT_EQ(-ENXIO, mrrc_flush(fd));
+	close(fd);
+}
+
+/* ---- real memory (ordinary registration) -------------------------------- */
+
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Wait (up to 5 s) for the reaper to drop invalidated regions. */
+static int wait_regions(int fd, uint64_t want)
+{
+	for (int i = 0; i < 500; i++) {
+		if (stats(fd).cached_regions == want)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+FIXTURE(real) {
+	int fd;
+	char *buf;
+	size_t len;
+	long pin0;
+};
+
+FIXTURE_SETUP(real)
+{
+	P = sysconf(_SC_PAGESIZE);
+	self->len = 16 * P;
+	self->fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE, 4096, 1024);
+	ASSERT_LE(0, self->fd);
+	self->buf = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	self->pin0 = vm_pin_kb();
+}
+
+FIXTURE_TEARDOWN(real)
+{
+	munmap(self->buf, self->len);
+	close(self->fd);
+}
+
+TEST_F(real, registration_pins_and_flush_unpins)
+{
+	struct one o = reg1(self->fd, (uintptr_t)self->buf, self->len, RW, 0);
+
+	ASSERT_EQ(0, o.ret);
+	ASSERT_EQ(MRRC_RESULT_MISS, o.req.result);
+	ASSERT_NE(0, o.seg[0].lkey);
+	ASSERT_EQ(16, stats(self->fd).pinned_pages);
+	ASSERT_EQ(self->pin0 + (long)(self->len / 1024), vm_pin_kb());
+	ASSERT_EQ(1, mrrc_release(self->fd, &o.req.handle, 1));
+	/* Released: cached and pinned still. */
+	ASSERT_EQ(self->pin0 + (long)(self->len / 1024), vm_pin_kb());
+	ASSERT_EQ(MRRC_RESULT_SUBSET,
+		  reg1(self->fd, (uintptr_t)self->buf + P, P, RW,
+		       MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(1, mrrc_flush(self->fd));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+	ASSERT_EQ(0, stats(self->fd).pinned_pages);
+}
+
+/* munmap, then new memory at the same address: never a stale hit. */
+TEST_F(real, munmap_invalidates)
+{
+	struct one o = reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			    MRRC_REG_RELEASE);
+	char *again;
+
+	ASSERT_EQ(0, o.ret);
+	ASSERT_EQ(0, munmap(self->buf, self->len));
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(1, stats(self->fd).invalidations);
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+
+	again = mmap(self->buf, self->len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(self->buf, again);
+	o = reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+		 MRRC_REG_RELEASE);
+	ASSERT_EQ(0, o.ret);
+	ASSERT_EQ(MRRC_RESULT_MISS, o.req.result);
+}
+
+TEST_F(real, partial_munmap_invalidates)
+{
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, munmap(self->buf + 4 * P, P));
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+	/* The unmapped hole cannot be registered any more. */
+	ASSERT_NE(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, 4 * P, RW,
+			  MRRC_REG_RELEASE).ret);
+}
+
+TEST_F(real, mremap_invalidates)
+{
+	char *moved;
+
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	moved = mremap(self->buf, self->len, self->len,
+		       MREMAP_MAYMOVE | MREMAP_FIXED, self->buf + 64 * P);
+	ASSERT_NE(MAP_FAILED, moved);
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+	self->buf = moved;
+}
+
+TEST_F(real, madv_dontneed_invalidates)
+{
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, madvise(self->buf, self->len, MADV_DONTNEED));
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+	ASSERT_EQ(1, stats(self->fd).invalidations);
+}
+
+TEST_F(real, fork_invalidates)
+{
+	int st;
+	pid_t pid;
+
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(0);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+}
+
+/* An invalidated region in use stays pinned until its handle goes. */
+TEST_F(real, invalidated_in_use_goes_on_release)
+{
+	struct one o = reg1(self->fd, (uintptr_t)self->buf, self->len, RW, 0);
+
+	ASSERT_EQ(0, o.ret);
+	ASSERT_EQ(0, madvise(self->buf, self->len, MADV_DONTNEED));
+	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(16, stats(self->fd).pinned_pages);
+	ASSERT_EQ(1, mrrc_release(self->fd, &o.req.handle, 1));
+	ASSERT_EQ(0, stats(self->fd).pinned_pages);
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+}
+
+TEST_F(real, other_process_gets_eperm)
+{
+	int st;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(reg1(self->fd, (uintptr_t)self->buf, P, RW, 0).ret != -EPERM);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+}
+
+TEST_F(real, read_only_memory)
+{
+	char *ro = mmap(NULL, P, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)ro, P, 0, MRRC_REG_RELEASE).ret);
+	ASSERT_NE(0, reg1(self->fd, (uintptr_t)ro, P, RW, MRRC_REG_RELEASE).ret);
+	munmap(ro, P);
+}
+
+TEST_F(real, unmapped_memory_fails_cleanly)
+{
+	struct one o = reg1(self->fd, 0x1000, P, RW, 0);
+
+	ASSERT_NE(0, o.ret);
+	ASSERT_EQ(0, stats(self->fd).pinned_pages);
+	ASSERT_EQ(0, stats(self->fd).cached_regions);
+}
+
+/* Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: clean error, nothing pinned. */
+TEST(memlock_limit)
+{
+	int st;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rlimit rl = { 64 * 1024, 64 * 1024 };
+		size_t len = 1 << 20;
+		char *buf;
+		int fd;
+		struct one o;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+		    setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE, 4096, 1024);
+		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (fd < 0 || buf == MAP_FAILED)
+			_exit(11);
+		o = reg1(fd, (uintptr_t)buf, len, RW, 0);
+		if (o.ret != -ENOMEM || o.req.status != -ENOMEM)
+			_exit(12);
+		if (vm_pin_kb() != 0 || stats(fd).pinned_pages)
+			_exit(13);
+		/* Under the limit it works. */
+		o = reg1(fd, (uintptr_t)buf, 8 * 4096, RW, 0);
+		_exit(o.ret ? 14 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+}
+
+/* A process killed while it registers leaves no MR behind. */
+TEST(killed_while_registering)
+{
+	int mr0 = count_lines("rdma resource show mr 2>/dev/null", "mrn");
+	int ctx0 = debugfs_contexts();
+	int st, pipefd[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		size_t len = 256 * 4096;
+		int fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_LRU, 64, 1024);
+		char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				 -1, 0);
+
+		if (fd < 0 || buf == MAP_FAILED)
+			_exit(1);
+		for (int i = 0;; i++) {
+			reg1(fd, (uintptr_t)buf + (i % 200) * 4096,
+			     (1 + i % 7) * 4096, RW, (i & 3) ? 0 : MRRC_REG_RELEASE);
+			if (i == 100 && write(pipefd[1], "x", 1) != 1)
+				_exit(1);
+		}
+	}
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	usleep(50000);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(ctx0, debugfs_contexts());
+	ASSERT_EQ(mr0, count_lines("rdma resource show mr 2>/dev/null", "mrn"));
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+struct worker {
+	int fd;
+	char *buf;
+	int errors;
+};
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	unsigned int seed = (uintptr_t)w;
+
+	for (int i = 0; i < 300; i++) {
+		size_t off = (rand_r(&seed) % 60) * 4096;
+		struct one o = reg1(w->fd, (uintptr_t)w->buf + off,
+				    (1 + rand_r(&seed) % 4) * 4096, RW, 0);
+
+		if (o.ret || !segs_cover(&o) ||
+		    mrrc_release(w->fd, &o.req.handle, 1) != 1)
+			w->errors++;
+	}
+	return NULL;
+}
+
+/* Many threads on one fd, several processes each with their own. */
+TEST(concurrent_threads_and_processes)
+{
+	pid_t pids[3];
+	int st;
+
+	for (int p = 0; p < 3; p++) {
+		pids[p] = fork();
+		ASSERT_LE(0, pids[p]);
+		if (!pids[p]) {
+			int fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE,
+					    128, 1024);
+			struct worker w[4];
+			pthread_t th[4];
+			int errors = 0;
+
+			if (fd < 0)
+				_exit(100);
+			for (int t = 0; t < 4; t++) {
+				w[t].fd = fd;
+				w[t].errors = 0;
+				w[t].buf = mmap(NULL, 64 * 4096,
+						PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS |
+						MAP_POPULATE, -1, 0);
+				pthread_create(&th[t], NULL, worker_fn, &w[t]);
+			}
+			for (int t = 0; t < 4; t++) {
+				pthread_join(th[t], NULL);
+				errors += w[t].errors;
+			}
+			if (stats(fd).handles || stats(fd).cached_pages > 128)
+				errors++;
+			_exit(errors ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < 3; p++) {
+		ASSERT_EQ(pids[p], waitpid(pids[p], &st, 0));
+		ASSERT_TRUE(WIFEXITED(st));
+		ASSERT_EQ(0, WEXITSTATUS(st));
+	}
+}
+
+TEST_HARNESS_MAIN
