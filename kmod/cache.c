@@ -44,8 +44,14 @@ struct mrrc_piece {
 
 static const struct mrrc_registrar *mrrc_registrar_for(u32 mode)
 {
-	return mode == MRRC_MODE_MODEL ? &mrrc_registrar_model :
-					 &mrrc_registrar_ordinary;
+	switch (mode) {
+	case MRRC_MODE_MODEL:
+		return &mrrc_registrar_model;
+	case MRRC_MODE_ORDINARY:
+		return &mrrc_registrar_ordinary;
+	default:
+		return &mrrc_registrar_fast;
+	}
 }
 
 /* ---- region lifetime ----------------------------------------------------- */
@@ -745,12 +751,25 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
 {
 	u32 size = st->size, flags = st->flags;
+	struct mrrc_frwr_stats fs;
 
 	mutex_lock(&c->mutex);
 	*st = c->st;
+	mrrc_frwr_stats(c->frwr, &fs);
 	mutex_unlock(&c->mutex);
 	st->size = size;
 	st->flags = flags;
+	st->pool_mrs = fs.pool_mrs;
+	st->pool_free = fs.pool_free;
+	st->pool_hits = fs.pool_hits;
+	st->pool_misses = fs.pool_misses;
+	st->pool_refills = fs.refills;
+	st->pool_aged = fs.aged;
+	st->reg_wrs = fs.reg_wrs;
+	st->inv_wrs = fs.inv_wrs;
+	st->inv_chains = fs.inv_chains;
+	st->qp_resets = fs.qp_resets;
+	st->fast_fallbacks = fs.fallbacks;
 }
 
 /* ---- configuration and lifetime ---------------------------------------- */
@@ -770,7 +789,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	struct mrrc_cache_config_k k;
 	int ret = 0;
 
-	if (cfg->policy > MRRC_POLICY_NONE || cfg->mode > MRRC_MODE_MODEL ||
+	if (cfg->policy > MRRC_POLICY_NONE || cfg->mode > MRRC_MODE_FAST ||
 	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
 	    cfg->max_regions > INT_MAX)
 		return -EINVAL;
@@ -869,7 +888,7 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
 	mmgrab(c->mm);
 
 	c->cfg.policy = MRRC_POLICY_MRE;
-	c->cfg.mode = MRRC_MODE_ORDINARY;
+	c->cfg.mode = MRRC_MODE_FAST;
 	c->cfg.max_pages = mrrc_default_max_pages;
 	c->cfg.max_regions = mrrc_default_max_regions;
 	c->cfg.resort_pct = 50;
@@ -921,6 +940,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
 		c->st.pinned_pages);
+	mrrc_frwr_destroy(c->frwr);
 	xa_destroy(&c->handles);
 	kvfree(c->sort_buf);
 	mmdrop(c->mm);

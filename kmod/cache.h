@@ -50,7 +50,8 @@ struct mrrc_cache;
  *	c->inval_lock
  * @has_notifier: @notifier is registered
  * @notifier: the mmu interval notifier over the range
- * @mr: the registration (registrar-specific)
+ * @mr: the registration
+ * @priv: registrar-specific state (fast: the pooled MR and its pages)
  * @lkey: local key
  * @rkey: remote key
  */
@@ -68,6 +69,7 @@ struct mrrc_region {
 	bool has_notifier;
 	struct mmu_interval_notifier notifier;
 	struct ib_mr *mr;
+	void *priv;
 	u32 lkey;
 	u32 rkey;
 };
@@ -96,6 +98,29 @@ struct mrrc_registrar {
 
 extern const struct mrrc_registrar mrrc_registrar_ordinary;
 extern const struct mrrc_registrar mrrc_registrar_model;
+extern const struct mrrc_registrar mrrc_registrar_fast;
+
+/* Counters of a context's FRWR pools; see struct mrrc_cache_stats. */
+struct mrrc_frwr_stats {
+	u64 pool_mrs;
+	u64 pool_free;
+	u64 pool_hits;
+	u64 pool_misses;
+	u64 mr_allocs;
+	u64 mr_frees;
+	u64 refills;
+	u64 aged;
+	u64 reg_wrs;
+	u64 inv_wrs;
+	u64 inv_chains;
+	u64 qp_resets;
+	u64 fallbacks;
+};
+
+struct mrrc_frwr;
+int mrrc_ib_access(u32 access);
+void mrrc_frwr_destroy(struct mrrc_frwr *f);
+void mrrc_frwr_stats(struct mrrc_frwr *f, struct mrrc_frwr_stats *st);
 
 struct mrrc_cache_config_k {
 	u32 policy;
@@ -120,6 +145,7 @@ struct mrrc_cache_config_k {
  * @reap_work: drops invalidated regions from the trees
  * @handles: id -> struct mrrc_handle
  * @pd: protection domain registrations live in
+ * @frwr: the FRWR engine, created on the first fast registration
  * @mm: address space the registrations belong to (mmgrab'ed)
  * @reg: the registrar for @cfg.mode
  * @cfg: configuration
@@ -139,6 +165,7 @@ struct mrrc_cache {
 	struct delayed_work reap_work;
 	struct xarray handles;
 	struct ib_pd *pd;
+	struct mrrc_frwr *frwr;
 	struct mm_struct *mm;
 	const struct mrrc_registrar *reg;
 	struct mrrc_cache_config_k cfg;

@@ -15,7 +15,8 @@
 #include "mrrc.h"
 #include "cache.h"
 
-static int mrrc_ib_access(u32 access)
+/* MRRC_ACCESS_* to IB_ACCESS_* */
+int mrrc_ib_access(u32 access)
 {
 	int ib = 0;
 

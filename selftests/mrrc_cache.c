@@ -627,11 +627,23 @@ FIXTURE(real) {
 	long pin0;
 };
 
+FIXTURE_VARIANT(real) {
+	uint32_t mode;
+};
+
+FIXTURE_VARIANT_ADD(real, ordinary) {
+	.mode = MRRC_MODE_ORDINARY,
+};
+
+FIXTURE_VARIANT_ADD(real, fast) {
+	.mode = MRRC_MODE_FAST,
+};
+
 FIXTURE_SETUP(real)
 {
 	P = sysconf(_SC_PAGESIZE);
 	self->len = 16 * P;
-	self->fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE, 4096, 1024);
+	self->fd = open_cache(variant->mode, MRRC_POLICY_MRE, 4096, 1024);
 	ASSERT_LE(0, self->fd);
 	self->buf = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -786,6 +798,61 @@ TEST_F(real, unmapped_memory_fails_cleanly)
 	ASSERT_EQ(0, stats(self->fd).cached_regions);
 }
 
+/* A reused fast MR never comes back with the same key. */
+TEST_F(real, fresh_key_on_reuse)
+{
+	struct one a, b;
+
+	if (variant->mode != MRRC_MODE_FAST)
+		SKIP(return, "FRWR only");
+	a = reg1(self->fd, (uintptr_t)self->buf, 4 * P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(0, a.ret);
+	ASSERT_EQ(1, mrrc_flush(self->fd));
+	b = reg1(self->fd, (uintptr_t)self->buf, 4 * P, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(0, b.ret);
+	ASSERT_NE(a.seg[0].rkey, b.seg[0].rkey);
+	ASSERT_EQ(2, stats(self->fd).reg_wrs);
+	ASSERT_LE(1, stats(self->fd).pool_mrs);
+}
+
+/* One flush of many regions is one LOCAL_INV chain. */
+TEST_F(real, one_invalidate_chain_per_batch)
+{
+	struct mrrc_cache_stats st;
+
+	if (variant->mode != MRRC_MODE_FAST)
+		SKIP(return, "FRWR only");
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf + i * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(10, mrrc_flush(self->fd));
+	st = stats(self->fd);
+	ASSERT_EQ(10, st.inv_wrs);
+	ASSERT_EQ(1, st.inv_chains);
+	ASSERT_EQ(0, st.qp_resets);
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+}
+
+/* Larger than the biggest fast MR: registered the ordinary way. */
+TEST_F(real, large_region_falls_back)
+{
+	size_t len = 1024 * P;
+	char *big;
+	struct one o;
+
+	if (variant->mode != MRRC_MODE_FAST)
+		SKIP(return, "FRWR only");
+	big = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, big);
+	o = reg1(self->fd, (uintptr_t)big, len, RW, MRRC_REG_RELEASE);
+	ASSERT_EQ(0, o.ret);
+	ASSERT_EQ(1, stats(self->fd).fast_fallbacks);
+	ASSERT_EQ(1, mrrc_flush(self->fd));
+	ASSERT_EQ(self->pin0, vm_pin_kb());
+	munmap(big, len);
+}
+
 /* Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: clean error, nothing pinned. */
 TEST(memlock_limit)
 {
@@ -803,19 +870,26 @@ TEST(memlock_limit)
 		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
 		    setgid(65534) || setuid(65534))
 			_exit(10);
-		fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE, 4096, 1024);
 		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (fd < 0 || buf == MAP_FAILED)
-			_exit(11);
-		o = reg1(fd, (uintptr_t)buf, len, RW, 0);
-		if (o.ret != -ENOMEM || o.req.status != -ENOMEM)
-			_exit(12);
-		if (vm_pin_kb() != 0 || stats(fd).pinned_pages)
-			_exit(13);
-		/* Under the limit it works. */
-		o = reg1(fd, (uintptr_t)buf, 8 * 4096, RW, 0);
-		_exit(o.ret ? 14 : 0);
+		for (uint32_t mode = MRRC_MODE_ORDINARY; mode <= MRRC_MODE_FAST;
+		     mode += MRRC_MODE_FAST - MRRC_MODE_ORDINARY) {
+			fd = open_cache(mode, MRRC_POLICY_MRE, 4096, 1024);
+			if (fd < 0 || buf == MAP_FAILED)
+				_exit(11);
+			/* 256 pages: within one fast MR class. */
+			o = reg1(fd, (uintptr_t)buf, 256 * 4096, RW, 0);
+			if (o.ret != -ENOMEM || o.req.status != -ENOMEM)
+				_exit(12);
+			if (vm_pin_kb() != 0 || stats(fd).pinned_pages)
+				_exit(13);
+			/* Under the limit it works. */
+			o = reg1(fd, (uintptr_t)buf, 8 * 4096, RW, 0);
+			if (o.ret)
+				_exit(14);
+			close(fd);
+		}
+		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st));
@@ -836,7 +910,7 @@ TEST(killed_while_registering)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		size_t len = 256 * 4096;
-		int fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_LRU, 64, 1024);
+		int fd = open_cache(MRRC_MODE_FAST, MRRC_POLICY_LRU, 64, 1024);
 		char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 				 -1, 0);
@@ -893,7 +967,8 @@ TEST(concurrent_threads_and_processes)
 		pids[p] = fork();
 		ASSERT_LE(0, pids[p]);
 		if (!pids[p]) {
-			int fd = open_cache(MRRC_MODE_ORDINARY, MRRC_POLICY_MRE,
+			int fd = open_cache(p ? MRRC_MODE_FAST :
+					    MRRC_MODE_ORDINARY, MRRC_POLICY_MRE,
 					    128, 1024);
 			struct worker w[4];
 			pthread_t th[4];

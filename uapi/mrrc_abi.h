@@ -257,6 +257,7 @@ enum mrrc_reg_mode {
 	MRRC_MODE_KEEP = 0,	/* CACHE_CONFIG: leave unchanged */
 	MRRC_MODE_ORDINARY = 1,	/* ib_reg_user_mr / ib_dereg_mr per region */
 	MRRC_MODE_MODEL = 2,	/* no memory touched: cost model a*p + b */
+	MRRC_MODE_FAST = 3,	/* pooled FRWR MRs, IB_WR_REG_MR (default) */
 };
 
 /**
@@ -454,6 +455,18 @@ struct mrrc_cache_stats {
 	__aligned_u64 handles;		/* now */
 	__aligned_u64 model_cost_ns;	/* MRRC_MODE_MODEL: total cost */
 	__aligned_u64 mre_recency;	/* MRE r, 32.32 fixed point */
+	/* MRRC_MODE_FAST: the context's FRWR pools */
+	__aligned_u64 pool_mrs;		/* now: MRs allocated, free + in use */
+	__aligned_u64 pool_free;	/* now: MRs ready in the pools */
+	__aligned_u64 pool_hits;	/* registrations served from a pool */
+	__aligned_u64 pool_misses;	/* pool empty: MR allocated inline */
+	__aligned_u64 pool_refills;	/* MRs added by the background refill */
+	__aligned_u64 pool_aged;	/* idle MRs freed by aging */
+	__aligned_u64 reg_wrs;		/* IB_WR_REG_MR posted */
+	__aligned_u64 inv_wrs;		/* IB_WR_LOCAL_INV posted */
+	__aligned_u64 inv_chains;	/* LOCAL_INV chains (one signalled WR each) */
+	__aligned_u64 qp_resets;	/* registration QP recovered from an error */
+	__aligned_u64 fast_fallbacks;	/* regions too large: ordinary registration */
 };
 
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)

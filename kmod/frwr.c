@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - fast registration (FRWR) with pooled MRs.
+ *
+ * Each cache in MRRC_MODE_FAST gets, on first use, a struct mrrc_frwr in
+ * its context's protection domain: pools of pre-allocated IB_MR_TYPE_MEM_REG
+ * MRs in size classes up to the device's max_fast_reg_page_list_len, and a
+ * self-connected RC queue pair that carries the registration work requests.
+ * The MRs live in the context's PD, so one context's keys are useless on
+ * another context's queue pairs.
+ *
+ * Registering a region: pin the pages (FOLL_LONGTERM, charged to
+ * RLIMIT_MEMLOCK unless CAP_IPC_LOCK), DMA-map them, take an MR of the
+ * smallest class that fits, give it a fresh key byte, ib_map_mr_sg(), set
+ * the iova to the user address, post IB_WR_REG_MR and wait for it.
+ * Deregistering a batch: one chain of IB_WR_LOCAL_INV, only the last one
+ * signalled (as net/sunrpc/xprtrdma does), then unmap, unpin, uncharge and
+ * return the MRs to their pools.  A work request that fails moves the QP to
+ * the error state: the QP is reset and reconnected and the MRs involved are
+ * destroyed instead of being reused, so an error never wedges the pool.
+ *
+ * A background work item keeps every class between its low and high
+ * watermark and ages idle MRs away.  Regions larger than the biggest class
+ * fall back to ordinary registration.
+ */
+#include <linux/etherdevice.h>
+#include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <linux/sched/mm.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "mrrc.h"
+#include "cache.h"
+
+#define MRRC_FRWR_CLASSES	5
+#define MRRC_FRWR_SQ_DEPTH	256
+#define MRRC_FRWR_CHAIN		128	/* LOCAL_INVs per posted chain */
+#define MRRC_FRWR_LOW		4
+#define MRRC_FRWR_HIGH		16
+#define MRRC_FRWR_AGE_PERIOD	(10 * HZ)
+
+struct mrrc_frwr_class {
+	unsigned int pages;		/* MR capacity in pages */
+	struct list_head free;		/* struct mrrc_frwr_mr, ->node */
+	unsigned int nfree;
+	unsigned int total;		/* free + in use */
+	unsigned int used_since_age;	/* takes since the last aging tick */
+};
+
+/* A pooled MR, and the pages it maps while in use. */
+struct mrrc_frwr_mr {
+	struct list_head node;
+	struct ib_mr *mr;
+	unsigned int cls;
+	struct page **pages;
+	unsigned int npages;
+	struct sg_table sgt;
+	int nents;
+	bool dirty;			/* pinned writable */
+};
+
+/**
+ * struct mrrc_frwr - one context's FRWR engine
+ * @lock: protects the class free lists and counts
+ * @cls: the size classes, smallest first
+ * @nclasses: classes in use
+ * @pd: the context's PD
+ * @cq: completion queue of @qp (polled in softirq)
+ * @qp: self-connected RC QP carrying REG_MR and LOCAL_INV
+ * @port: port @qp uses
+ * @key: last key byte handed out
+ * @work: background refill and aging
+ * @st: pool counters, copied into struct mrrc_cache_stats
+ */
+struct mrrc_frwr {
+	spinlock_t lock;		/* see above */
+	struct mrrc_frwr_class cls[MRRC_FRWR_CLASSES];
+	unsigned int nclasses;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 port;
+	u8 key;
+	struct delayed_work work;
+	struct mrrc_frwr_stats st;
+};
+
+/* One posted chain: the last WR completes @done; any error is recorded. */
+struct mrrc_frwr_wait {
+	struct ib_cqe cqe_mid;
+	struct ib_cqe cqe_last;
+	struct completion done;
+	int error;			/* first ib_wc_status that was not success */
+};
+
+static void mrrc_frwr_wc_mid(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_frwr_wait *w = container_of(wc->wr_cqe,
+						struct mrrc_frwr_wait, cqe_mid);
+
+	if (wc->status != IB_WC_SUCCESS && !w->error)
+		w->error = wc->status;
+}
+
+static void mrrc_frwr_wc_last(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_frwr_wait *w = container_of(wc->wr_cqe,
+						struct mrrc_frwr_wait, cqe_last);
+
+	if (wc->status != IB_WC_SUCCESS && !w->error)
+		w->error = wc->status;
+	complete(&w->done);
+}
+
+static void mrrc_frwr_wait_init(struct mrrc_frwr_wait *w)
+{
+	w->cqe_mid.done = mrrc_frwr_wc_mid;
+	w->cqe_last.done = mrrc_frwr_wc_last;
+	init_completion(&w->done);
+	w->error = 0;
+}
+
+/* ---- the registration queue pair ---------------------------------------- */
+
+static int mrrc_frwr_qp_connect(struct mrrc_frwr *f)
+{
+	struct ib_device *dev = f->pd->device;
+	const struct ib_gid_attr *sgid;
+	struct ib_qp_attr attr = {};
+	struct net_device *ndev;
+	int ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = f->port;
+	ret = ib_modify_qp(f->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	/* Connected to itself: its own QPN, GID and MAC. */
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = f->qp->qp_num;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.type = rdma_ah_find_type(dev, f->port);
+	rdma_ah_set_port_num(&attr.ah_attr, f->port);
+	if (rdma_protocol_roce(dev, f->port)) {
+		union ib_gid gid;
+
+		sgid = rdma_get_gid_attr(dev, f->port, 0);
+		if (IS_ERR(sgid))
+			return PTR_ERR(sgid);
+		gid = sgid->gid;
+		rdma_ah_set_grh(&attr.ah_attr, &gid, 0, 0, 64, 0);
+		rcu_read_lock();
+		ndev = rdma_read_gid_attr_ndev_rcu(sgid);
+		if (!IS_ERR(ndev))
+			ether_addr_copy(attr.ah_attr.roce.dmac, ndev->dev_addr);
+		rcu_read_unlock();
+		rdma_put_gid_attr(sgid);
+		if (IS_ERR(ndev))
+			return PTR_ERR(ndev);
+	} else {
+		struct ib_port_attr pa;
+
+		ret = ib_query_port(dev, f->port, &pa);
+		if (ret)
+			return ret;
+		rdma_ah_set_dlid(&attr.ah_attr, pa.lid);
+	}
+	ret = ib_modify_qp(f->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	return ib_modify_qp(f->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A work request failed: the QP is in the error state; start it over. */
+static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	int ret;
+
+	f->st.qp_resets++;
+	ret = ib_modify_qp(f->qp, &attr, IB_QP_STATE);
+	if (!ret)
+		ret = mrrc_frwr_qp_connect(f);
+	if (ret)
+		pr_warn_ratelimited("mrrc: cannot recover the registration QP: %d\n",
+				    ret);
+	return ret;
+}
+
+/* Post a chain and wait for its last work request. */
+static int mrrc_frwr_post_wait(struct mrrc_frwr *f, struct ib_send_wr *first,
+			       struct mrrc_frwr_wait *w)
+{
+	int ret;
+
+	ret = ib_post_send(f->qp, first, NULL);
+	if (ret) {
+		/*
+		 * WRs before the failing one may be posted and still refer
+		 * to @w: flush them all out before @w goes away.
+		 */
+		ib_drain_sq(f->qp);
+		mrrc_frwr_qp_recover(f);
+		return ret;
+	}
+	wait_for_completion(&w->done);
+	if (w->error) {
+		mrrc_frwr_qp_recover(f);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- the MR pools ------------------------------------------------------- */
+
+static struct mrrc_frwr_mr *mrrc_frwr_mr_alloc(struct mrrc_frwr *f,
+					       unsigned int cls)
+{
+	struct mrrc_frwr_mr *fm;
+
+	fm = kzalloc(sizeof(*fm), GFP_KERNEL_ACCOUNT);
+	if (!fm)
+		return NULL;
+	fm->mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, f->cls[cls].pages);
+	if (IS_ERR(fm->mr)) {
+		kfree(fm);
+		return NULL;
+	}
+	fm->cls = cls;
+	return fm;
+}
+
+static void mrrc_frwr_mr_free(struct mrrc_frwr *f, struct mrrc_frwr_mr *fm)
+{
+	ib_dereg_mr(fm->mr);
+	kfree(fm);
+	f->st.mr_frees++;
+}
+
+/* Take an MR of the smallest class with room for @pages. */
+static struct mrrc_frwr_mr *mrrc_frwr_get(struct mrrc_frwr *f,
+					  unsigned int pages)
+{
+	struct mrrc_frwr_mr *fm = NULL;
+	unsigned int c;
+	bool refill;
+
+	for (c = 0; c < f->nclasses; c++)
+		if (f->cls[c].pages >= pages)
+			break;
+	if (c == f->nclasses)
+		return ERR_PTR(-E2BIG);
+
+	spin_lock(&f->lock);
+	fm = list_first_entry_or_null(&f->cls[c].free, struct mrrc_frwr_mr,
+				      node);
+	if (fm) {
+		list_del(&fm->node);
+		f->cls[c].nfree--;
+		f->st.pool_hits++;
+	} else {
+		f->cls[c].total++;
+		f->st.pool_misses++;
+	}
+	f->cls[c].used_since_age++;
+	refill = f->cls[c].nfree < MRRC_FRWR_LOW;
+	spin_unlock(&f->lock);
+
+	if (refill)
+		mod_delayed_work(system_wq, &f->work, 0);
+	if (fm)
+		return fm;
+
+	fm = mrrc_frwr_mr_alloc(f, c);
+	if (fm) {
+		f->st.mr_allocs++;
+		return fm;
+	}
+	spin_lock(&f->lock);
+	f->cls[c].total--;
+	spin_unlock(&f->lock);
+	return ERR_PTR(-ENOMEM);
+}
+
+static void mrrc_frwr_put(struct mrrc_frwr *f, struct mrrc_frwr_mr *fm,
+			  bool broken)
+{
+	struct mrrc_frwr_class *cls = &f->cls[fm->cls];
+
+	if (broken) {
+		spin_lock(&f->lock);
+		cls->total--;
+		spin_unlock(&f->lock);
+		mrrc_frwr_mr_free(f, fm);
+		return;
+	}
+	spin_lock(&f->lock);
+	list_add(&fm->node, &cls->free);
+	cls->nfree++;
+	spin_unlock(&f->lock);
+}
+
+/* Refill every class to its high watermark; age idle MRs away. */
+static void mrrc_frwr_work(struct work_struct *work)
+{
+	struct mrrc_frwr *f = container_of(to_delayed_work(work),
+					   struct mrrc_frwr, work);
+	struct mrrc_frwr_mr *fm;
+	unsigned int c, want, idle;
+	LIST_HEAD(old);
+
+	for (c = 0; c < f->nclasses; c++) {
+		spin_lock(&f->lock);
+		want = f->cls[c].nfree < MRRC_FRWR_LOW ?
+		       MRRC_FRWR_HIGH - f->cls[c].nfree : 0;
+		f->cls[c].total += want;
+		spin_unlock(&f->lock);
+
+		while (want--) {
+			fm = mrrc_frwr_mr_alloc(f, c);
+			if (!fm) {
+				spin_lock(&f->lock);
+				f->cls[c].total -= want + 1;
+				spin_unlock(&f->lock);
+				break;
+			}
+			f->st.mr_allocs++;
+			f->st.refills++;
+			mrrc_frwr_put(f, fm, false);
+		}
+
+		/* Halve what an idle class keeps above its high watermark. */
+		spin_lock(&f->lock);
+		idle = !f->cls[c].used_since_age && f->cls[c].nfree > MRRC_FRWR_HIGH ?
+		       (f->cls[c].nfree - MRRC_FRWR_HIGH + 1) / 2 : 0;
+		f->cls[c].used_since_age = 0;
+		while (idle--) {
+			fm = list_last_entry(&f->cls[c].free,
+					     struct mrrc_frwr_mr, node);
+			list_move(&fm->node, &old);
+			f->cls[c].nfree--;
+			f->cls[c].total--;
+			f->st.aged++;
+		}
+		spin_unlock(&f->lock);
+	}
+	while ((fm = list_first_entry_or_null(&old, struct mrrc_frwr_mr, node))) {
+		list_del(&fm->node);
+		mrrc_frwr_mr_free(f, fm);
+	}
+	schedule_delayed_work(&f->work, MRRC_FRWR_AGE_PERIOD);
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+static struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
+{
+	struct ib_device *dev = pd->device;
+	u32 maxp = dev->attrs.max_fast_reg_page_list_len;
+	struct ib_qp_init_attr init = {};
+	struct mrrc_frwr *f;
+	unsigned int p;
+	int ret;
+
+	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !maxp)
+		return ERR_PTR(-EOPNOTSUPP);
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&f->lock);
+	INIT_DELAYED_WORK(&f->work, mrrc_frwr_work);
+	f->pd = pd;
+	f->port = rdma_start_port(dev);
+
+	/* Classes 4, 16, 64, 256 pages ... and the device maximum. */
+	for (p = 4; p < maxp && f->nclasses < MRRC_FRWR_CLASSES - 1; p *= 4)
+		f->cls[f->nclasses++].pages = p;
+	f->cls[f->nclasses++].pages = maxp;
+	for (p = 0; p < f->nclasses; p++)
+		INIT_LIST_HEAD(&f->cls[p].free);
+
+	f->cq = ib_alloc_cq(dev, f, MRRC_FRWR_SQ_DEPTH + 1, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(f->cq)) {
+		ret = PTR_ERR(f->cq);
+		goto err_free;
+	}
+	init.send_cq = f->cq;
+	init.recv_cq = f->cq;
+	init.cap.max_send_wr = MRRC_FRWR_SQ_DEPTH;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.qp_type = IB_QPT_RC;
+	init.port_num = f->port;
+	f->qp = ib_create_qp(pd, &init);
+	if (IS_ERR(f->qp)) {
+		ret = PTR_ERR(f->qp);
+		goto err_cq;
+	}
+	ret = mrrc_frwr_qp_connect(f);
+	if (ret)
+		goto err_qp;
+
+	mod_delayed_work(system_wq, &f->work, 0);
+	return f;
+
+err_qp:
+	ib_destroy_qp(f->qp);
+err_cq:
+	ib_free_cq(f->cq);
+err_free:
+	kfree(f);
+	return ERR_PTR(ret);
+}
+
+/**
+ * mrrc_frwr_destroy() - free the pools and the queue pair
+ * @f: the engine; every MR must be back in its pool
+ */
+void mrrc_frwr_destroy(struct mrrc_frwr *f)
+{
+	struct mrrc_frwr_mr *fm, *tmp;
+	unsigned int c;
+
+	if (!f)
+		return;
+	cancel_delayed_work_sync(&f->work);
+	for (c = 0; c < f->nclasses; c++) {
+		WARN_ON(f->cls[c].nfree != f->cls[c].total);
+		list_for_each_entry_safe(fm, tmp, &f->cls[c].free, node)
+			mrrc_frwr_mr_free(f, fm);
+	}
+	ib_destroy_qp(f->qp);
+	ib_free_cq(f->cq);
+	kfree(f);
+}
+
+void mrrc_frwr_stats(struct mrrc_frwr *f, struct mrrc_frwr_stats *st)
+{
+	unsigned int c;
+
+	if (!f) {
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	spin_lock(&f->lock);
+	*st = f->st;
+	st->pool_mrs = 0;
+	st->pool_free = 0;
+	for (c = 0; c < f->nclasses; c++) {
+		st->pool_mrs += f->cls[c].total;
+		st->pool_free += f->cls[c].nfree;
+	}
+	spin_unlock(&f->lock);
+}
+
+/* ---- the registrar ------------------------------------------------------ */
+
+static int mrrc_frwr_charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int mrrc_frwr_pin(struct mrrc_frwr_mr *fm, unsigned long start,
+			 bool write)
+{
+	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	unsigned int done = 0;
+	int ret;
+
+	fm->pages = kvmalloc_array(fm->npages, sizeof(*fm->pages),
+				   GFP_KERNEL_ACCOUNT);
+	if (!fm->pages)
+		return -ENOMEM;
+	while (done < fm->npages) {
+		ret = pin_user_pages_fast(start + ((unsigned long)done << PAGE_SHIFT),
+					  fm->npages - done, gup,
+					  fm->pages + done);
+		if (ret <= 0) {
+			if (done)
+				unpin_user_pages(fm->pages, done);
+			kvfree(fm->pages);
+			fm->pages = NULL;
+			return ret ? ret : -EFAULT;
+		}
+		done += ret;
+	}
+	fm->dirty = write;
+	return 0;
+}
+
+static void mrrc_frwr_unpin(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
+{
+	unpin_user_pages_dirty_lock(fm->pages, fm->npages, fm->dirty);
+	atomic64_sub(fm->npages, &c->mm->pinned_vm);
+	kvfree(fm->pages);
+	fm->pages = NULL;
+}
+
+/* Pin, map and post REG_MR for @fm over the region. */
+static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
+			 struct mrrc_frwr_mr *fm)
+{
+	struct ib_device *dev = c->frwr->pd->device;
+	unsigned long start = r->it.start << PAGE_SHIFT;
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_wait w;
+	struct ib_reg_wr rw = {};
+	int ret, n;
+
+	fm->npages = mrrc_region_pages(r);
+	ret = mrrc_frwr_charge(c->mm, fm->npages);
+	if (ret)
+		return ret;
+	ret = mrrc_frwr_pin(fm, start, r->access & MRRC_ACCESS_LOCAL_WRITE);
+	if (ret)
+		goto err_uncharge;
+
+	ret = sg_alloc_table_from_pages(&fm->sgt, fm->pages, fm->npages, 0,
+					(unsigned long)fm->npages << PAGE_SHIFT,
+					GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_unpin;
+	fm->nents = ib_dma_map_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents,
+				  DMA_BIDIRECTIONAL);
+	if (!fm->nents) {
+		ret = -EIO;
+		goto err_sg;
+	}
+
+	ib_update_fast_reg_key(fm->mr, ++f->key);
+	n = ib_map_mr_sg(fm->mr, fm->sgt.sgl, fm->nents, NULL, PAGE_SIZE);
+	if (n != fm->nents) {
+		ret = n < 0 ? n : -EINVAL;
+		goto err_unmap;
+	}
+	/* Address the MR by the user's virtual address. */
+	fm->mr->iova = start;
+
+	mrrc_frwr_wait_init(&w);
+	rw.wr.opcode = IB_WR_REG_MR;
+	rw.wr.send_flags = IB_SEND_SIGNALED;
+	rw.wr.wr_cqe = &w.cqe_last;
+	rw.mr = fm->mr;
+	rw.key = fm->mr->rkey;
+	rw.access = mrrc_ib_access(r->access);
+	f->st.reg_wrs++;
+	ret = mrrc_frwr_post_wait(f, &rw.wr, &w);
+	if (ret)
+		goto err_unmap;
+	return 0;
+
+err_unmap:
+	ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents, DMA_BIDIRECTIONAL);
+err_sg:
+	sg_free_table(&fm->sgt);
+err_unpin:
+	unpin_user_pages(fm->pages, fm->npages);
+	kvfree(fm->pages);
+	fm->pages = NULL;
+err_uncharge:
+	atomic64_sub(fm->npages, &c->mm->pinned_vm);
+	return ret;
+}
+
+static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	struct mrrc_frwr_mr *fm;
+	int ret;
+
+	if (!c->frwr) {
+		struct mrrc_frwr *f = mrrc_frwr_create(c->pd);
+
+		if (IS_ERR(f))
+			return PTR_ERR(f);
+		c->frwr = f;
+	}
+
+	fm = mrrc_frwr_get(c->frwr, mrrc_region_pages(r));
+	if (IS_ERR(fm)) {
+		if (PTR_ERR(fm) != -E2BIG)
+			return PTR_ERR(fm);
+		/* Larger than any fast MR: register it the ordinary way. */
+		c->frwr->st.fallbacks++;
+		return mrrc_registrar_ordinary.reg(c, r);
+	}
+
+	ret = mrrc_frwr_map(c, r, fm);
+	if (ret) {
+		/* The MR's state is unknown only if a work request failed. */
+		mrrc_frwr_put(c->frwr, fm, ret == -EIO);
+		return ret;
+	}
+	r->mr = fm->mr;
+	r->priv = fm;
+	r->lkey = fm->mr->lkey;
+	r->rkey = fm->mr->rkey;
+	return 0;
+}
+
+/* Invalidate up to MRRC_FRWR_CHAIN fast regions from @list in one chain. */
+static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
+				unsigned int n, struct ib_send_wr *wrs)
+{
+	struct ib_device *dev = c->frwr->pd->device;
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_wait w;
+	unsigned int i;
+	bool broken;
+
+	mrrc_frwr_wait_init(&w);
+	for (i = 0; i < n; i++) {
+		struct mrrc_frwr_mr *fm = rs[i]->priv;
+
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].opcode = IB_WR_LOCAL_INV;
+		wrs[i].ex.invalidate_rkey = fm->mr->rkey;
+		wrs[i].wr_cqe = &w.cqe_mid;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	}
+	wrs[n - 1].wr_cqe = &w.cqe_last;
+	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+	f->st.inv_wrs += n;
+	f->st.inv_chains++;
+	broken = mrrc_frwr_post_wait(f, &wrs[0], &w) != 0;
+
+	for (i = 0; i < n; i++) {
+		struct mrrc_frwr_mr *fm = rs[i]->priv;
+
+		ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents,
+				DMA_BIDIRECTIONAL);
+		sg_free_table(&fm->sgt);
+		mrrc_frwr_unpin(c, fm);
+		mrrc_frwr_put(f, fm, broken);
+		rs[i]->priv = NULL;
+		rs[i]->mr = NULL;
+	}
+}
+
+static void mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
+			    unsigned int n, u64 pages)
+{
+	struct mrrc_region *rs[MRRC_FRWR_CHAIN], *r;
+	struct ib_send_wr *wrs;
+	unsigned int k = 0;
+
+	wrs = kcalloc(MRRC_FRWR_CHAIN, sizeof(*wrs), GFP_KERNEL);
+	list_for_each_entry(r, list, node) {
+		if (!r->priv) {
+			/* A fallback region, registered the ordinary way. */
+			ib_dereg_mr(r->mr);
+			r->mr = NULL;
+			continue;
+		}
+		if (!wrs) {
+			/* No memory for a chain: one at a time, on the stack. */
+			struct ib_send_wr one;
+
+			mrrc_frwr_inv_chain(c, &r, 1, &one);
+			continue;
+		}
+		rs[k++] = r;
+		if (k == MRRC_FRWR_CHAIN) {
+			mrrc_frwr_inv_chain(c, rs, k, wrs);
+			k = 0;
+		}
+	}
+	if (k)
+		mrrc_frwr_inv_chain(c, rs, k, wrs);
+	kfree(wrs);
+}
+
+const struct mrrc_registrar mrrc_registrar_fast = {
+	.name = "fast",
+	.pins = true,
+	.reg = mrrc_frwr_reg,
+	.dereg = mrrc_frwr_dereg,
+};
