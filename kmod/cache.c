@@ -195,14 +195,15 @@ static void mrrc_cache_reap_work(struct work_struct *work)
 	mutex_unlock(&c->mutex);
 }
 
+/*
+ * Whether the notifier has queued anything.  Lockless: a thread that
+ * unmapped memory sees its own invalidation here, because the notifier ran
+ * in its munmap() before this request; an invalidation racing with the
+ * request from another thread is a race in the application either way.
+ */
 static bool mrrc_cache_has_invalid(struct mrrc_cache *c)
 {
-	bool ret;
-
-	spin_lock(&c->inval_lock);
-	ret = !list_empty(&c->invalid);
-	spin_unlock(&c->inval_lock);
-	return ret;
+	return !list_empty_careful(&c->invalid);
 }
 
 /* ---- replacement policies ----------------------------------------------- */
@@ -372,9 +373,10 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
 
 /* Register pages [start, last]; the region comes back with one user. */
 static int mrrc_region_create(struct mrrc_cache *c, unsigned long start,
-			      unsigned long last, u32 access,
+			      unsigned long last, u32 access, bool cached,
 			      struct mrrc_region **out)
 {
+	bool watch = c->reg->pins && cached;
 	unsigned long seq = 0;
 	struct mrrc_region *r;
 	int ret, tries = 0;
@@ -390,7 +392,11 @@ again:
 	INIT_LIST_HEAD(&r->node);
 	INIT_LIST_HEAD(&r->inval_node);
 
-	if (c->reg->pins) {
+	/*
+	 * Only a region that will be cached needs to learn about changes to
+	 * its pages: an uncached one lives exactly as long as its user.
+	 */
+	if (watch) {
 		ret = mmu_interval_notifier_insert(&r->notifier, c->mm,
 						   start << PAGE_SHIFT,
 						   (last - start + 1) << PAGE_SHIFT,
@@ -409,7 +415,7 @@ again:
 	c->st.reg_pages += mrrc_region_pages(r);
 	c->st.pinned_pages += c->reg->pins ? mrrc_region_pages(r) : 0;
 
-	if (c->reg->pins) {
+	if (watch) {
 		bool stale;
 
 		/* Did the mapping change while we pinned it? */
@@ -554,7 +560,7 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
 	struct mrrc_piece p = { .start = s, .last = l };
 	int ret;
 
-	ret = mrrc_region_create(c, s, l, access, &p.r);
+	ret = mrrc_region_create(c, s, l, access, false, &p.r);
 	if (ret)
 		return ret;
 	mrrc_fill_seg(&segs[0], &p, addr, addr + len);
@@ -594,8 +600,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   struct mrrc_reg_out *out)
 {
 	struct rb_root_cached *root = &c->tree[access & MRRC_ACCESS_ALL];
+	struct mrrc_piece small[8], *pieces = small;
 	unsigned int n, i, ncached, ngaps;
-	struct mrrc_piece *pieces;
 	unsigned long s, l;
 	u64 gap_pages = 0;
 	int ret;
@@ -621,10 +627,12 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	}
 
 	n = 2 * mrrc_count_overlaps(root, s, l) + 1;
-	pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
-	if (!pieces) {
-		ret = -ENOMEM;
-		goto out_unlock;
+	if (n > ARRAY_SIZE(small)) {
+		pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
+		if (!pieces) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
 	}
 	n = mrrc_plan(root, s, l, pieces, &ncached);
 	if (n > room) {
@@ -646,7 +654,7 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		if (pieces[i].r)
 			continue;
 		ret = mrrc_region_create(c, pieces[i].start, pieces[i].last,
-					 access, &pieces[i].r);
+					 access, true, &pieces[i].r);
 		if (!ret)
 			mrrc_cache_insert(c, pieces[i].r);
 	}
@@ -688,7 +696,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		for (i = 0; i < n; i++)
 			mrrc_region_put(c, pieces[i].r);
 out_free:
-	kfree(pieces);
+	if (pieces != small)
+		kfree(pieces);
 out_unlock:
 	mutex_unlock(&c->mutex);
 	return ret;

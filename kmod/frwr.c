@@ -24,6 +24,8 @@
  * fall back to ordinary registration.
  */
 #include <linux/etherdevice.h>
+#include <linux/delay.h>
+#include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/sched/mm.h>
@@ -67,7 +69,7 @@ struct mrrc_frwr_mr {
  * @cls: the size classes, smallest first
  * @nclasses: classes in use
  * @pd: the context's PD
- * @cq: completion queue of @qp (polled in softirq)
+ * @cq: completion queue of @qp, polled directly by the waiter
  * @qp: self-connected RC QP carrying REG_MR and LOCAL_INV
  * @port: port @qp uses
  * @key: last key byte handed out
@@ -205,6 +207,34 @@ static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
 	return ret;
 }
 
+/*
+ * Wait for @w by polling the CQ ourselves.  Posting to a kernel QP only
+ * schedules rxe's requester: on Linux 6.1 a tasklet on this CPU, which
+ * re-enabling bottom halves runs right here; on later kernels a work item
+ * on an unbound workqueue, which another CPU usually finishes within a few
+ * microseconds.  So: run pending softirqs, poll; spin briefly, polling;
+ * then sleep between polls.  Busy-polling with bottom halves held off
+ * would stall a tasklet-based device, hence the explicit softirq run.
+ * The cache mutex serialises every user of the CQ, as IB_POLL_DIRECT
+ * requires.
+ */
+static void mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
+{
+	u64 spin_until = ktime_get_ns() + 50 * NSEC_PER_USEC;
+
+	for (;;) {
+		local_bh_disable();
+		local_bh_enable();
+		ib_process_cq_direct(f->cq, -1);
+		if (completion_done(&w->done))
+			return;
+		if (ktime_get_ns() < spin_until)
+			cpu_relax();
+		else
+			usleep_range(5, 20);
+	}
+}
+
 /* Post a chain and wait for its last work request. */
 static int mrrc_frwr_post_wait(struct mrrc_frwr *f, struct ib_send_wr *first,
 			       struct mrrc_frwr_wait *w)
@@ -221,7 +251,7 @@ static int mrrc_frwr_post_wait(struct mrrc_frwr *f, struct ib_send_wr *first,
 		mrrc_frwr_qp_recover(f);
 		return ret;
 	}
-	wait_for_completion(&w->done);
+	mrrc_frwr_wait_done(f, w);
 	if (w->error) {
 		mrrc_frwr_qp_recover(f);
 		return -EIO;
@@ -399,7 +429,7 @@ static struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
 	for (p = 0; p < f->nclasses; p++)
 		INIT_LIST_HEAD(&f->cls[p].free);
 
-	f->cq = ib_alloc_cq(dev, f, MRRC_FRWR_SQ_DEPTH + 1, 0, IB_POLL_SOFTIRQ);
+	f->cq = ib_alloc_cq(dev, f, MRRC_FRWR_SQ_DEPTH + 1, 0, IB_POLL_DIRECT);
 	if (IS_ERR(f->cq)) {
 		ret = PTR_ERR(f->cq);
 		goto err_free;

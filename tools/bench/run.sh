@@ -26,4 +26,5 @@ for n in $names; do
 		mv build/bench/$n.jsonl.tmp build/bench/$n.jsonl &&
 		echo \"bench: $n -> build/bench/$n.jsonl\" && cat build/bench/$n.jsonl &&"
 done
+export VM_MEM="${VM_MEM:-4G}"
 exec tools/vm/run.sh "$kver" "$cmd true"

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench_reg - what it costs to make a user buffer RDMA-usable and let it go.
+ *
+ * For sizes 4 KiB .. 1 MiB, one register + release cycle of a buffer:
+ *
+ *   ordinary  no cache, ib_reg_user_mr + ib_dereg_mr (the papers' baseline)
+ *   fast      no cache, pooled FRWR MR: pin, map, REG_MR, LOCAL_INV, unpin
+ *   cached    a cache hit (the buffer is already registered)
+ *   overlap   the first half is cached (held), the second half is
+ *             registered, released and deregistered every cycle; from
+ *             8 KiB on (a one-page buffer has no half to cache)
+ *
+ * and the latency of a cache hit with 10, 1 000 and 100 000 cached regions
+ * (fast mode, one page each, random region per request).  Cache hits are
+ * also measured 64 per ioctl ("batch": 64), the way the data path submits
+ * them; every other figure is one request per ioctl ("batch": 1).
+ *
+ * Each measurement is one JSON object per line: median and mean in ns, and
+ * ratios against ordinary measured in the same run.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "libmrrc.h"
+
+#define RW MRRC_ACCESS_LOCAL_WRITE
+#define MAX_ITERS 3000
+#define MIN_ITERS 20
+#define BUDGET_NS 400000000ull	/* per configuration */
+
+static const char *kver;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench_reg: %s: %s\n", what, strerror(-err));
+	exit(1);
+}
+
+static int open_ctx(uint32_t mode, uint32_t policy, uint64_t max_pages,
+		    uint32_t max_regions)
+{
+	struct mrrc_cache_config cfg = {
+		.mode = mode, .policy = policy,
+		.max_pages = max_pages, .max_regions = max_regions,
+	};
+	int fd = mrrc_open(0), ret;
+
+	if (fd < 0)
+		die("open", fd);
+	ret = mrrc_bind(fd, "rxe0", NULL);
+	if (ret)
+		die("bind", ret);
+	ret = mrrc_cache_config(fd, &cfg);
+	if (ret)
+		die("config", ret);
+	return fd;
+}
+
+static int reg(int fd, void *addr, size_t len, uint32_t flags, uint32_t *handle)
+{
+	struct mrrc_reg_req req = {
+		.addr = (uintptr_t)addr, .length = len, .access = RW,
+		.flags = flags,
+	};
+	struct mrrc_seg seg[8];
+	unsigned int n = 8;
+	int ret = mrrc_reg(fd, &req, 1, seg, &n);
+
+	if (ret != 1)
+		return ret < 0 ? ret : req.status;
+	if (handle)
+		*handle = req.handle;
+	return 0;
+}
+
+struct result {
+	double median, mean;
+	unsigned int iters;
+};
+
+enum mode { ORDINARY, FAST, CACHED, OVERLAP, NMODES };
+static const char *const mode_name[] = { "ordinary", "fast", "cached", "overlap" };
+
+static struct result measure(enum mode m, size_t size)
+{
+	static uint64_t t[MAX_ITERS];
+	struct result res = { 0 };
+	uint32_t held = 0;
+	uint64_t start, sum = 0;
+	unsigned int i, n = 0;
+	char *buf;
+	int fd, ret;
+
+	buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	fd = open_ctx(m == ORDINARY ? MRRC_MODE_ORDINARY : MRRC_MODE_FAST,
+		      m <= FAST ? MRRC_POLICY_NONE : MRRC_POLICY_MRE, 65536, 1024);
+	if (m == CACHED && (ret = reg(fd, buf, size, MRRC_REG_RELEASE, NULL)))
+		die("prime", ret);
+	if (m == OVERLAP && (ret = reg(fd, buf, size / 2, 0, &held)))
+		die("prime half", ret);
+
+	start = now_ns();
+	for (i = 0; i < MAX_ITERS + 5; i++) {
+		uint64_t t0 = now_ns();
+
+		ret = reg(fd, buf, size, MRRC_REG_RELEASE, NULL);
+		if (ret)
+			die("reg", ret);
+		if (m == OVERLAP && (ret = mrrc_flush(fd)) != 1)
+			die("flush", ret < 0 ? ret : -EPROTO);
+		if (i >= 5)
+			t[n++] = now_ns() - t0;
+		if (n >= MIN_ITERS && now_ns() - start > BUDGET_NS)
+			break;
+	}
+	if (held)
+		mrrc_release(fd, &held, 1);
+	close(fd);
+	munmap(buf, size);
+
+	for (i = 0; i < n; i++)
+		sum += t[i];
+	qsort(t, n, sizeof(t[0]), cmp_u64);
+	res.median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
+	res.mean = (double)sum / n;
+	res.iters = n;
+	return res;
+}
+
+static unsigned int cur_batch = 1;
+
+static void emit(const char *metric, double value, const char *unit,
+		 const char *mode, size_t size, unsigned long regions,
+		 unsigned int iters)
+{
+	printf("{\"bench\":\"reg\",\"metric\":\"%s\",\"value\":%.1f,\"unit\":\"%s\","
+	       "\"mode\":\"%s\",\"size_bytes\":%zu,\"regions\":%lu,"
+	       "\"batch\":%u,\"iterations\":%u,\"kver\":\"%s\"}\n",
+	       metric, value, unit, mode, size, regions, cur_batch, iters, kver);
+	fflush(stdout);
+}
+
+/*
+ * Cache hits submitted BATCH per ioctl (64 cached buffers of @size): the
+ * per-request latency is the call's time divided by BATCH.
+ */
+#define BATCH 64
+static struct result batched_hits(size_t size)
+{
+	static uint64_t t[MAX_ITERS];
+	static struct mrrc_reg_req reqs[BATCH];
+	static struct mrrc_seg segs[BATCH];
+	struct result res = { 0 };
+	uint64_t sum = 0;
+	unsigned int n = 0, i, k;
+	char *buf;
+	int fd;
+
+	buf = mmap(NULL, size * BATCH, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	fd = open_ctx(MRRC_MODE_FAST, MRRC_POLICY_MRE, 65536, 1024);
+	for (i = 0; i < MAX_ITERS / 4 + 5; i++) {
+		unsigned int ns = BATCH;
+		uint64_t t0;
+		int ret;
+
+		for (k = 0; k < BATCH; k++)
+			reqs[k] = (struct mrrc_reg_req){
+				.addr = (uintptr_t)buf + k * size,
+				.length = size, .access = RW,
+				.flags = MRRC_REG_RELEASE,
+			};
+		t0 = now_ns();
+		ret = mrrc_reg(fd, reqs, BATCH, segs, &ns);
+		if (ret != BATCH)
+			die("batched hits", ret < 0 ? ret : reqs[ret].status);
+		if (i >= 5)	/* the first round registers */
+			t[n++] = (now_ns() - t0) / BATCH;
+	}
+	close(fd);
+	munmap(buf, size * BATCH);
+	for (i = 0; i < n; i++)
+		sum += t[i];
+	qsort(t, n, sizeof(t[0]), cmp_u64);
+	res.median = (t[n / 2 - 1] + t[n / 2]) / 2.0;
+	res.mean = (double)sum / n;
+	res.iters = n;
+	return res;
+}
+
+/* Hit latency with @nreg one-page regions cached (every other page). */
+static struct result hit_latency(unsigned long nreg)
+{
+	static uint64_t t[MAX_ITERS];
+	size_t span = nreg * 2 * 4096;
+	struct mrrc_reg_req *reqs;
+	struct mrrc_seg *segs;
+	struct result res = { 0 };
+	unsigned int seed = 7, n = 0, i;
+	uint64_t sum = 0;
+	char *buf;
+	int fd;
+
+	buf = mmap(NULL, span, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	fd = open_ctx(MRRC_MODE_FAST, MRRC_POLICY_MRE, nreg + 16, nreg + 16);
+
+	/* Register them all, 4096 requests per call. */
+	reqs = calloc(4096, sizeof(*reqs));
+	segs = calloc(4096, sizeof(*segs));
+	for (unsigned long done = 0; done < nreg;) {
+		unsigned int k = nreg - done < 4096 ? nreg - done : 4096;
+		unsigned int ns = 4096;
+		int ret;
+
+		for (i = 0; i < k; i++) {
+			reqs[i] = (struct mrrc_reg_req){
+				.addr = (uintptr_t)buf + (done + i) * 2 * 4096,
+				.length = 4096, .access = RW,
+				.flags = MRRC_REG_RELEASE,
+			};
+		}
+		ret = mrrc_reg(fd, reqs, k, segs, &ns);
+		if (ret != (int)k)
+			die("prime regions", ret < 0 ? ret : reqs[ret].status);
+		done += k;
+	}
+
+	for (i = 0; i < MAX_ITERS + 5; i++) {
+		unsigned long r = (unsigned long)rand_r(&seed) % nreg;
+		uint64_t t0 = now_ns();
+		int ret = reg(fd, buf + r * 2 * 4096, 4096, MRRC_REG_RELEASE, NULL);
+
+		if (ret)
+			die("hit", ret);
+		if (i >= 5)
+			t[n++] = now_ns() - t0;
+	}
+	{
+		struct mrrc_cache_stats st;
+
+		mrrc_cache_stats(fd, &st);
+		if (st.cached_regions != nreg || st.hit_exact != MAX_ITERS + 5)
+			die("hit run was not all hits", -EPROTO);
+	}
+	close(fd);
+	munmap(buf, span);
+	free(reqs);
+	free(segs);
+
+	for (i = 0; i < n; i++)
+		sum += t[i];
+	qsort(t, n, sizeof(t[0]), cmp_u64);
+	res.median = (t[n / 2 - 1] + t[n / 2]) / 2.0;
+	res.mean = (double)sum / n;
+	res.iters = n;
+	return res;
+}
+
+int main(void)
+{
+	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
+					1048576 };
+	static const unsigned long nregs[] = { 10, 1000, 100000 };
+	struct result r[NMODES], h[3];
+
+	kver = getenv("MRRC_KVER") ? getenv("MRRC_KVER") : "";
+	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int m = 0; m < NMODES; m++) {
+			if (m == OVERLAP && sizes[s] < 2 * 4096)
+				continue;
+			r[m] = measure(m, sizes[s]);
+			emit("latency_median", r[m].median, "ns", mode_name[m],
+			     sizes[s], 1, r[m].iters);
+			emit("latency_mean", r[m].mean, "ns", mode_name[m],
+			     sizes[s], 1, r[m].iters);
+		}
+		{
+			struct result b = batched_hits(sizes[s]);
+
+			cur_batch = BATCH;
+			emit("latency_median", b.median, "ns", "cached", sizes[s],
+			     1, b.iters);
+			emit("latency_mean", b.mean, "ns", "cached", sizes[s], 1,
+			     b.iters);
+			emit("speedup_vs_ordinary", r[ORDINARY].median / b.median,
+			     "ratio", "cached", sizes[s], 1, b.iters);
+			cur_batch = 1;
+		}
+		for (int m = FAST; m < NMODES; m++)
+			if (m != OVERLAP || sizes[s] >= 2 * 4096)
+				emit("speedup_vs_ordinary",
+				     r[ORDINARY].median / r[m].median, "ratio",
+				     mode_name[m], sizes[s], 1, r[m].iters);
+	}
+	for (int k = 0; k < 3; k++) {
+		h[k] = hit_latency(nregs[k]);
+		emit("hit_latency_median", h[k].median, "ns", "cached", 4096,
+		     nregs[k], h[k].iters);
+		emit("hit_latency_mean", h[k].mean, "ns", "cached", 4096,
+		     nregs[k], h[k].iters);
+		emit("hit_latency_ratio_vs_10", h[k].median / h[0].median,
+		     "ratio", "cached", 4096, nregs[k], h[k].iters);
+	}
+	return 0;
+}
