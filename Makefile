@@ -41,7 +41,8 @@ DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
 LIB_SRCS := lib/libmrrc.c
 LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
-TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c
+TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
+	tools/mrrc/stat.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests

@@ -21,6 +21,7 @@
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 
@@ -29,6 +30,15 @@
 
 #define MRRC_FACTOR_ONE		BIT_ULL(32)
 #define MRRC_REG_RETRIES	3
+
+/*
+ * Every cache, for module-wide statistics.  mrrc_caches_lock nests
+ * outside c->mutex; counters of destroyed caches accumulate in
+ * mrrc_retired.
+ */
+static DEFINE_MUTEX(mrrc_caches_lock);
+static LIST_HEAD(mrrc_caches);
+static struct mrrc_cache_stats mrrc_retired;
 
 struct mrrc_handle {
 	unsigned int n;
@@ -757,17 +767,14 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 	return n;
 }
 
-void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
+/* Snapshot @c's counters, pool counters included; c->mutex held. */
+static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *st)
 {
-	u32 size = st->size, flags = st->flags;
 	struct mrrc_frwr_stats fs;
 
-	mutex_lock(&c->mutex);
+	lockdep_assert_held(&c->mutex);
 	*st = c->st;
 	mrrc_frwr_stats(c->frwr, &fs);
-	mutex_unlock(&c->mutex);
-	st->size = size;
-	st->flags = flags;
 	st->pool_mrs = fs.pool_mrs;
 	st->pool_free = fs.pool_free;
 	st->pool_hits = fs.pool_hits;
@@ -779,6 +786,90 @@ void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
 	st->inv_chains = fs.inv_chains;
 	st->qp_resets = fs.qp_resets;
 	st->fast_fallbacks = fs.fallbacks;
+}
+
+void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
+{
+	u32 size = st->size, flags = st->flags;
+
+	mutex_lock(&c->mutex);
+	mrrc_cache_snapshot(c, st);
+	mutex_unlock(&c->mutex);
+	st->size = size;
+	st->flags = flags;
+}
+
+/* @acc += @st, member by member (every member after flags is a u64). */
+static void mrrc_stats_add(struct mrrc_cache_stats *acc,
+			   const struct mrrc_cache_stats *st)
+{
+	const u64 *from = &st->requests;
+	u64 *to = &acc->requests;
+	size_t i, n = (sizeof(*st) - offsetof(struct mrrc_cache_stats,
+					      requests)) / sizeof(u64);
+	u64 max_batch = max(acc->max_batch, st->max_batch);
+
+	for (i = 0; i < n; i++)
+		to[i] += from[i];
+	/* Not sums: the largest batch, and no single recency value. */
+	acc->max_batch = max_batch;
+	acc->mre_recency = 0;
+}
+
+/**
+ * mrrc_cache_global_stats() - counters summed over every cache
+ * @st: filled in; @st->size and @st->flags are kept
+ */
+void mrrc_cache_global_stats(struct mrrc_cache_stats *st)
+{
+	u32 size = st->size, flags = st->flags;
+	struct mrrc_cache_stats one;
+	struct mrrc_cache *c;
+
+	mutex_lock(&mrrc_caches_lock);
+	*st = mrrc_retired;
+	st->caches = 0;
+	list_for_each_entry(c, &mrrc_caches, node) {
+		mutex_lock(&c->mutex);
+		mrrc_cache_snapshot(c, &one);
+		mutex_unlock(&c->mutex);
+		mrrc_stats_add(st, &one);
+		st->caches++;
+	}
+	mutex_unlock(&mrrc_caches_lock);
+	st->size = size;
+	st->flags = flags;
+}
+
+static const char *const mrrc_policy_name[] = {
+	[MRRC_POLICY_MRE] = "mre",
+	[MRRC_POLICY_LRU] = "lru",
+	[MRRC_POLICY_NONE] = "none",
+};
+
+/* debugfs "caches": one line per cache. */
+void mrrc_cache_debugfs_show(struct seq_file *s)
+{
+	struct mrrc_cache_stats st;
+	struct mrrc_cache *c;
+
+	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free\n");
+	mutex_lock(&mrrc_caches_lock);
+	list_for_each_entry(c, &mrrc_caches, node) {
+		mutex_lock(&c->mutex);
+		mrrc_cache_snapshot(c, &st);
+		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+			   c->pid, c->reg->name,
+			   mrrc_policy_name[c->cfg.policy],
+			   st.cached_regions, st.cached_pages, st.pinned_pages,
+			   st.handles, st.requests,
+			   st.hit_exact + st.hit_subset + st.hit_span,
+			   st.overlap, st.miss, st.registrations,
+			   st.deregistrations, st.dereg_batches, st.evictions,
+			   st.invalidations, st.pool_mrs, st.pool_free);
+		mutex_unlock(&c->mutex);
+	}
+	mutex_unlock(&mrrc_caches_lock);
 }
 
 /* ---- configuration and lifetime ---------------------------------------- */
@@ -908,6 +999,11 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
 	c->cfg.dereg_ns_per_page = 220;
 	c->cfg.dereg_ns_per_op = 1100;
 	c->reg = mrrc_registrar_for(c->cfg.mode);
+	c->pid = task_tgid_vnr(current);
+
+	mutex_lock(&mrrc_caches_lock);
+	list_add_tail(&c->node, &mrrc_caches);
+	mutex_unlock(&mrrc_caches_lock);
 	return c;
 }
 
@@ -917,6 +1013,7 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
  */
 void mrrc_cache_destroy(struct mrrc_cache *c)
 {
+	struct mrrc_cache_stats final;
 	struct mrrc_region *r, *tmp;
 	struct mrrc_handle *h;
 	unsigned long id;
@@ -949,6 +1046,18 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
 		c->st.pinned_pages);
+
+	mutex_lock(&mrrc_caches_lock);
+	list_del(&c->node);
+	mutex_lock(&c->mutex);
+	mrrc_cache_snapshot(c, &final);
+	mutex_unlock(&c->mutex);
+	/* Gauges of a dead cache are zero; pool gauges go with its pools. */
+	final.pool_mrs = 0;
+	final.pool_free = 0;
+	mrrc_stats_add(&mrrc_retired, &final);
+	mutex_unlock(&mrrc_caches_lock);
+
 	mrrc_frwr_destroy(c->frwr);
 	xa_destroy(&c->handles);
 	kvfree(c->sort_buf);

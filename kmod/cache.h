@@ -154,6 +154,8 @@ struct mrrc_cache_config_k {
  * @sort_len: entries @sort_buf has room for
  * @key_seq: keys handed out by the model registrar
  * @dying: set by destroy: the reaper must not run any more
+ * @node: entry on the module's list of caches, for global statistics
+ * @pid: thread group of the creator, for debugfs
  * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS
  */
 struct mrrc_cache {
@@ -174,6 +176,8 @@ struct mrrc_cache {
 	size_t sort_len;
 	u32 key_seq;
 	bool dying;
+	struct list_head node;
+	pid_t pid;
 	struct mrrc_cache_stats st;
 };
 
@@ -193,5 +197,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
 u32 mrrc_cache_flush(struct mrrc_cache *c);
 void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
+void mrrc_cache_global_stats(struct mrrc_cache_stats *st);
+struct seq_file;
+void mrrc_cache_debugfs_show(struct seq_file *s);
 
 #endif /* _MRRC_CACHE_H */

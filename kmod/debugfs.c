@@ -5,11 +5,15 @@
  *   devices    one line per RDMA device: index, name, bound file contexts
  *              and the pids that opened them
  *   contexts   number of open /dev/mrrc file descriptions
+ *   caches     one line per registration cache: owner, mode, policy, gauges
+ *              and counters (header line first)
+ *   stats      module-wide counters, "name value" per line
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
 #include "mrrc.h"
+#include "cache.h"
 
 static struct dentry *mrrc_debugfs_root;
 
@@ -41,6 +45,40 @@ static int contexts_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(contexts);
 
+static int caches_show(struct seq_file *s, void *unused)
+{
+	mrrc_cache_debugfs_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(caches);
+
+static int stats_show(struct seq_file *s, void *unused)
+{
+	struct mrrc_cache_stats st = {};
+	const u64 *v = &st.requests;
+	static const char *const names[] = {
+		"requests", "hit_exact", "hit_subset", "hit_span", "overlap",
+		"miss", "registrations", "reg_pages", "deregistrations",
+		"dereg_pages", "dereg_batches", "max_batch", "evictions",
+		"eviction_rounds", "invalidations", "cached_regions",
+		"cached_pages", "pinned_pages", "inuse_regions", "handles",
+		"model_cost_ns", "mre_recency", "pool_mrs", "pool_free",
+		"pool_hits", "pool_misses", "pool_refills", "pool_aged",
+		"reg_wrs", "inv_wrs", "inv_chains", "qp_resets",
+		"fast_fallbacks", "caches",
+	};
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(names) !=
+		     (sizeof(st) - offsetof(struct mrrc_cache_stats, requests)) /
+		     sizeof(u64));
+	mrrc_cache_global_stats(&st);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		seq_printf(s, "%s %llu\n", names[i], v[i]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
 void mrrc_debugfs_init(void)
 {
 	mrrc_debugfs_root = debugfs_create_dir("mrrc", NULL);
@@ -48,6 +86,10 @@ void mrrc_debugfs_init(void)
 			    &devices_fops);
 	debugfs_create_file("contexts", 0400, mrrc_debugfs_root, NULL,
 			    &contexts_fops);
+	debugfs_create_file("caches", 0400, mrrc_debugfs_root, NULL,
+			    &caches_fops);
+	debugfs_create_file("stats", 0400, mrrc_debugfs_root, NULL,
+			    &stats_fops);
 }
 
 void mrrc_debugfs_exit(void)

@@ -331,8 +331,12 @@ static int mrrc_cmd_cache_stats(struct mrrc_ucmd *ucmd)
 	struct mrrc_cache_stats *st = ucmd->cmd;
 	struct mrrc_cache *c;
 
-	if (st->flags)
+	if (st->flags & ~MRRC_STATS_GLOBAL)
 		return -EOPNOTSUPP;
+	if (st->flags & MRRC_STATS_GLOBAL) {
+		mrrc_cache_global_stats(st);
+		return 0;
+	}
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))
 		return PTR_ERR(c);

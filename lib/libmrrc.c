@@ -197,3 +197,14 @@ MRRC_EXPORT int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st)
 	st->size = sizeof(*st);
 	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
 }
+
+/* Counters summed over every context of the module; any fd will do. */
+MRRC_EXPORT int mrrc_global_stats(int fd, struct mrrc_cache_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->flags = MRRC_STATS_GLOBAL;
+	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
+}

@@ -35,6 +35,7 @@ int mrrc_reg(int fd, struct mrrc_reg_req *reqs, unsigned int count,
 int mrrc_release(int fd, const uint32_t *handles, unsigned int count);
 int mrrc_flush(int fd);
 int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st);
+int mrrc_global_stats(int fd, struct mrrc_cache_stats *st);
 
 #ifdef __cplusplus
 }

@@ -425,10 +425,16 @@ struct mrrc_flush {
 	__u32 __reserved;
 };
 
+/* struct mrrc_cache_stats.flags */
+/* Sum over every context of the module (closed ones included); no bind needed. */
+#define MRRC_STATS_GLOBAL		_BITUL(0)
+
 /**
- * struct mrrc_cache_stats - MRRC_IOC_CACHE_STATS: the context's counters
+ * struct mrrc_cache_stats - MRRC_IOC_CACHE_STATS: the context's counters,
+ *	or with MRRC_STATS_GLOBAL in @flags the module's
  *
- * All members after @flags are out.  Counters count since bind.
+ * All members after @flags are out.  Counters count since bind (or, global,
+ * since the module was loaded); "now" members are gauges.
  */
 struct mrrc_cache_stats {
 	__u32 size;
@@ -467,6 +473,7 @@ struct mrrc_cache_stats {
 	__aligned_u64 inv_chains;	/* LOCAL_INV chains (one signalled WR each) */
 	__aligned_u64 qp_resets;	/* registration QP recovered from an error */
 	__aligned_u64 fast_fallbacks;	/* regions too large: ordinary registration */
+	__aligned_u64 caches;		/* global: contexts with a cache now */
 };
 
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)

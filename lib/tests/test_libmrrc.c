@@ -273,6 +273,118 @@ static void test_close(void **state)
 	close(p[1]);
 }
 
+static void hook_reg_partial(unsigned long req, void *arg)
+{
+	struct mrrc_reg *r = arg;
+	struct mrrc_reg_req *reqs = (void *)(uintptr_t)r->reqs;
+
+	(void)req;
+	assert_int_equal(r->size, sizeof(*r));
+	assert_int_equal(r->count, 3);
+	assert_int_equal(r->req_size, sizeof(struct mrrc_reg_req));
+	assert_int_equal(r->seg_size, sizeof(struct mrrc_seg));
+	assert_int_equal(r->seg_count, 8);
+	/* One done, the second failed. */
+	r->done = 1;
+	r->seg_count = 2;
+	reqs[1].status = -ENOSPC;
+}
+
+static void hook_reg_none(unsigned long req, void *arg)
+{
+	struct mrrc_reg *r = arg;
+
+	(void)req;
+	r->done = 0;
+}
+
+static void test_reg(void **state)
+{
+	struct mrrc_reg_req reqs[3] = { 0 };
+	struct mrrc_seg segs[8];
+	unsigned int n = 8;
+
+	(void)state;
+	/* A partial batch returns how many were done, not the error. */
+	on_ioctl = hook_reg_partial;
+	expect_ioctl(MRRC_IOC_REG, -ENOSPC);
+	assert_int_equal(mrrc_reg(7, reqs, 3, segs, &n), 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(reqs[1].status, -ENOSPC);
+
+	/* Nothing done: the error. */
+	on_ioctl = hook_reg_none;
+	n = 8;
+	expect_ioctl(MRRC_IOC_REG, -EINVAL);
+	assert_int_equal(mrrc_reg(7, reqs, 3, segs, &n), -EINVAL);
+	assert_int_equal(n, 8);
+
+	assert_int_equal(mrrc_reg(7, NULL, 3, segs, &n), -EINVAL);
+	assert_int_equal(mrrc_reg(7, reqs, 3, NULL, &n), -EINVAL);
+}
+
+static void hook_release(unsigned long req, void *arg)
+{
+	struct mrrc_release *r = arg;
+
+	(void)req;
+	assert_int_equal(r->size, sizeof(*r));
+	assert_int_equal(r->count, 4);
+	r->done = 2;
+}
+
+static void test_release_flush(void **state)
+{
+	uint32_t h[4] = { 1, 2, 3, 4 };
+
+	(void)state;
+	on_ioctl = hook_release;
+	expect_ioctl(MRRC_IOC_RELEASE, -ENOENT);
+	assert_int_equal(mrrc_release(7, h, 4), 2);
+	assert_int_equal(mrrc_release(7, NULL, 1), -EINVAL);
+
+	on_ioctl = NULL;
+	expect_ioctl(MRRC_IOC_FLUSH, -ENXIO);
+	assert_int_equal(mrrc_flush(7), -ENXIO);
+}
+
+static void hook_stats(unsigned long req, void *arg)
+{
+	struct mrrc_cache_stats *st = arg;
+
+	(void)req;
+	assert_int_equal(st->size, sizeof(*st));
+	assert_int_equal(st->requests, 0);	/* the library zeroes it */
+	st->requests = 5;
+}
+
+static void test_stats_and_config(void **state)
+{
+	struct mrrc_cache_config cfg = { .policy = MRRC_POLICY_LRU,
+					 .__reserved = 9, .flags = 3 };
+	struct mrrc_cache_stats st;
+
+	(void)state;
+	on_ioctl = hook_stats;
+	expect_ioctl(MRRC_IOC_CACHE_STATS, 0);
+	assert_int_equal(mrrc_cache_stats(7, &st), 0);
+	assert_int_equal(st.flags, 0);
+	assert_int_equal(st.requests, 5);
+	expect_ioctl(MRRC_IOC_CACHE_STATS, 0);
+	assert_int_equal(mrrc_global_stats(7, &st), 0);
+	assert_int_equal(st.flags, MRRC_STATS_GLOBAL);
+
+	on_ioctl = NULL;
+	expect_ioctl(MRRC_IOC_CACHE_CONFIG, 0);
+	assert_int_equal(mrrc_cache_config(7, &cfg), 0);
+	assert_int_equal(cfg.size, sizeof(cfg));
+	assert_int_equal(cfg.flags, 0);
+	assert_int_equal(cfg.__reserved, 0);
+	assert_int_equal(cfg.policy, MRRC_POLICY_LRU);
+	assert_int_equal(mrrc_cache_config(7, NULL), -EINVAL);
+	assert_int_equal(mrrc_cache_stats(7, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +396,9 @@ int main(void)
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_open, reset),
 		cmocka_unit_test_setup(test_close, reset),
+		cmocka_unit_test_setup(test_reg, reset),
+		cmocka_unit_test_setup(test_release_flush, reset),
+		cmocka_unit_test_setup(test_stats_and_config, reset),
 	};
 
 	return cmocka_run_group_tests_name("libmrrc", tests, NULL, NULL);

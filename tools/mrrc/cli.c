@@ -2,6 +2,7 @@
 /* mrrc(8) - command dispatch and the commands' argument handling. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mrrc_tool.h"
@@ -13,6 +14,9 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  info [-d DEVICE] [-v]   RDMA devices and ports as the module sees them\n"
+		"  stat [-i SECONDS [-n COUNT]]\n"
+		"                          registration counters of the whole module;\n"
+		"                          with -i, rates every SECONDS like vmstat\n"
 		"  version                 tool version and the module's ABI version\n"
 		"\n"
 		"See mrrc(8).\n");
@@ -72,6 +76,63 @@ static int cmd_info(int argc, char **argv, FILE *out, FILE *err)
 	return 0;
 }
 
+static int parse_uint(const char *s, unsigned int *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || !*s || x > 86400 * 365)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int cmd_stat(int argc, char **argv, FILE *out, FILE *err)
+{
+	unsigned int interval = 0, count = 0;
+	int c, fd, ret;
+
+	optind = 1;
+	while ((c = getopt(argc, argv, "i:n:h")) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_uint(optarg, &interval) || !interval) {
+				fprintf(err, "mrrc: stat: bad interval '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (parse_uint(optarg, &count) || !count) {
+				fprintf(err, "mrrc: stat: bad count '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(out);
+			return 0;
+		default:
+			usage(err);
+			return 2;
+		}
+	}
+	if (optind != argc || (count && !interval)) {
+		usage(err);
+		return 2;
+	}
+	fd = open_ctx(err);
+	if (fd < 0)
+		return 1;
+	ret = mrrc_cmd_stat(fd, out, interval, count);
+	mrrc_close(fd);
+	if (ret) {
+		fprintf(err, "mrrc: stat: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_version(FILE *out, FILE *err)
 {
 	struct mrrc_query q;
@@ -107,6 +168,8 @@ int mrrc_tool_run(int argc, char **argv, FILE *out, FILE *err)
 		return cmd_version(out, err);
 	if (!strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1, out, err);
+	if (!strcmp(argv[1], "stat"))
+		return cmd_stat(argc - 1, argv + 1, out, err);
 
 	fprintf(err, "mrrc: unknown command '%s'\n", argv[1]);
 	usage(err);

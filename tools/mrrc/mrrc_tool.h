@@ -22,6 +22,13 @@ void mrrc_fmt_guid(char buf[20], uint64_t guid_be);
 /* "xxxx:xxxx:...:xxxx", as sysfs ports/N/gids/M prints it. */
 void mrrc_fmt_gid(char buf[40], const uint8_t gid[16]);
 
+/* stat.c */
+void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s);
+void mrrc_stat_header(FILE *out);
+void mrrc_stat_line(FILE *out, const struct mrrc_cache_stats *a,
+		    const struct mrrc_cache_stats *b, double secs);
+int mrrc_cmd_stat(int fd, FILE *out, unsigned int interval, unsigned int count);
+
 /* info.c */
 int mrrc_cmd_info(int fd, FILE *out, const char *only_dev, bool verbose);
 

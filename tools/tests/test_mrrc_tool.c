@@ -26,6 +26,7 @@ static unsigned int fake_ndevs;
 static unsigned int grow_after_count;	/* add a device after a count-only call */
 static int fake_open_errno;
 static int fake_port_errno;
+static unsigned int stat_calls;
 
 static void fake_reset(void)
 {
@@ -45,6 +46,7 @@ static void fake_reset(void)
 	grow_after_count = 0;
 	fake_open_errno = 0;
 	fake_port_errno = 0;
+	stat_calls = 0;
 }
 
 static int fake_ioctl(unsigned long req, void *arg)
@@ -71,6 +73,23 @@ static int fake_ioctl(unsigned long req, void *arg)
 			return 0;
 		}
 		dl->count = fake_ndevs;
+		return 0;
+	}
+	case MRRC_IOC_CACHE_STATS: {
+		struct mrrc_cache_stats *st = arg;
+
+		if (st->flags != MRRC_STATS_GLOBAL)
+			return -EINVAL;
+		st->caches = 2;
+		st->requests = 400 + stat_calls * 100;
+		st->hit_exact = 200 + stat_calls * 100;
+		st->hit_subset = 50;
+		st->hit_span = 50;
+		st->miss = 100;
+		st->registrations = 100;
+		st->cached_pages = 256;
+		st->pinned_pages = 300;
+		stat_calls++;
 		return 0;
 	}
 	case MRRC_IOC_PORT_QUERY: {
@@ -335,6 +354,63 @@ static void test_version(void **state)
 	free_run(&r);
 }
 
+static void test_stat_once(void **state)
+{
+	char *argv[] = { "mrrc", "stat", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(2, argv);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "contexts with a cache   2\n"));
+	assert_non_null(strstr(r.out, "requests                400\n"));
+	assert_non_null(strstr(r.out, "hit ratio               75.0%\n"));
+	assert_non_null(strstr(r.out, "pinned                  300 pages\n"));
+	free_run(&r);
+}
+
+/* Rates are deltas over the interval: 100 requests, all hits, in 2 s. */
+static void test_stat_line(void **state)
+{
+	struct mrrc_cache_stats a = { .requests = 400, .hit_exact = 300,
+				      .miss = 100 };
+	struct mrrc_cache_stats b = a;
+	char *out;
+	size_t len;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	b.requests += 100;
+	b.hit_exact += 100;
+	b.cached_pages = 10;
+	b.caches = 1;
+	mrrc_stat_line(f, &a, &b, 2.0);
+	fclose(f);
+	assert_string_equal(out, "       50 100.0        0        0        0"
+			    "        0       0        40         0      1\n");
+	free(out);
+}
+
+static void test_stat_usage(void **state)
+{
+	char *zero[] = { "mrrc", "stat", "-i", "0", NULL };
+	char *junk[] = { "mrrc", "stat", "-i", "x", NULL };
+	char *count_only[] = { "mrrc", "stat", "-n", "3", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(4, zero);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "bad interval '0'"));
+	free_run(&r);
+	r = run_tool(4, junk);
+	assert_int_equal(r.status, 2);
+	free_run(&r);
+	r = run_tool(4, count_only);
+	assert_int_equal(r.status, 2);
+	free_run(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +425,9 @@ int main(void)
 		cmocka_unit_test_setup(test_module_not_loaded, setup),
 		cmocka_unit_test_setup(test_usage_errors, setup),
 		cmocka_unit_test_setup(test_version, setup),
+		cmocka_unit_test_setup(test_stat_once, setup),
+		cmocka_unit_test(test_stat_line),
+		cmocka_unit_test_setup(test_stat_usage, setup),
 	};
 
 	return cmocka_run_group_tests_name("mrrc tool", tests, NULL, NULL);

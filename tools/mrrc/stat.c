@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* mrrc(8) - "mrrc stat": the module's registration counters, once or live. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mrrc_tool.h"
+
+#define PAGE_KB 4
+
+static uint64_t hits(const struct mrrc_cache_stats *s)
+{
+	return s->hit_exact + s->hit_subset + s->hit_span;
+}
+
+/* All counters, one "name value" per line. */
+void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
+{
+	fprintf(out,
+		"contexts with a cache   %" PRIu64 "\n"
+		"requests                %" PRIu64 "\n"
+		"  exact hits            %" PRIu64 "\n"
+		"  subset hits           %" PRIu64 "\n"
+		"  span hits             %" PRIu64 "\n"
+		"  overlaps              %" PRIu64 "\n"
+		"  misses                %" PRIu64 "\n"
+		"hit ratio               %.1f%%\n"
+		"registrations           %" PRIu64 " (%" PRIu64 " pages)\n"
+		"deregistrations         %" PRIu64 " (%" PRIu64 " pages) in %" PRIu64
+		" batches, largest %" PRIu64 "\n"
+		"evictions               %" PRIu64 " in %" PRIu64 " rounds\n"
+		"invalidations           %" PRIu64 "\n"
+		"cached                  %" PRIu64 " regions, %" PRIu64 " pages\n"
+		"pinned                  %" PRIu64 " pages\n"
+		"in use                  %" PRIu64 " regions, %" PRIu64 " handles\n"
+		"fast MR pools           %" PRIu64 " MRs, %" PRIu64 " free; %" PRIu64
+		" hits, %" PRIu64 " misses, %" PRIu64 " refilled, %" PRIu64 " aged\n"
+		"work requests           %" PRIu64 " REG_MR, %" PRIu64
+		" LOCAL_INV in %" PRIu64 " chains, %" PRIu64 " QP resets\n"
+		"fast fallbacks          %" PRIu64 "\n",
+		(uint64_t)s->caches, (uint64_t)s->requests,
+		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
+		(uint64_t)s->hit_span, (uint64_t)s->overlap,
+		(uint64_t)s->miss,
+		s->requests ? 100.0 * hits(s) / s->requests : 0.0,
+		(uint64_t)s->registrations, (uint64_t)s->reg_pages,
+		(uint64_t)s->deregistrations, (uint64_t)s->dereg_pages,
+		(uint64_t)s->dereg_batches, (uint64_t)s->max_batch,
+		(uint64_t)s->evictions, (uint64_t)s->eviction_rounds,
+		(uint64_t)s->invalidations, (uint64_t)s->cached_regions,
+		(uint64_t)s->cached_pages, (uint64_t)s->pinned_pages,
+		(uint64_t)s->inuse_regions, (uint64_t)s->handles,
+		(uint64_t)s->pool_mrs, (uint64_t)s->pool_free,
+		(uint64_t)s->pool_hits, (uint64_t)s->pool_misses,
+		(uint64_t)s->pool_refills, (uint64_t)s->pool_aged,
+		(uint64_t)s->reg_wrs, (uint64_t)s->inv_wrs,
+		(uint64_t)s->inv_chains, (uint64_t)s->qp_resets,
+		(uint64_t)s->fast_fallbacks);
+}
+
+/* One line of "mrrc stat -i": rates over @secs and the gauges now. */
+void mrrc_stat_line(FILE *out, const struct mrrc_cache_stats *a,
+		    const struct mrrc_cache_stats *b, double secs)
+{
+	uint64_t req = b->requests - a->requests;
+
+#define RATE(f) ((double)(b->f - a->f) / secs)
+	fprintf(out, "%9.0f %5.1f %8.0f %8.0f %8.0f %8.0f %7.0f %9" PRIu64
+		" %9" PRIu64 " %6" PRIu64 "\n",
+		RATE(requests), req ? 100.0 * (hits(b) - hits(a)) / req : 0.0,
+		RATE(miss) + RATE(overlap), RATE(registrations),
+		RATE(deregistrations), RATE(evictions), RATE(invalidations),
+		(uint64_t)b->cached_pages * PAGE_KB,
+		(uint64_t)b->pinned_pages * PAGE_KB, (uint64_t)b->caches);
+#undef RATE
+}
+
+void mrrc_stat_header(FILE *out)
+{
+	fprintf(out, "%9s %5s %8s %8s %8s %8s %7s %9s %9s %6s\n", "req/s",
+		"hit%", "miss/s", "reg/s", "dereg/s", "evict/s", "inval/s",
+		"cachedKB", "pinnedKB", "caches");
+}
+
+/*
+ * "mrrc stat": print the counters once, or every @interval seconds
+ * @count times (0: until interrupted) as rates.
+ */
+int mrrc_cmd_stat(int fd, FILE *out, unsigned int interval, unsigned int count)
+{
+	struct mrrc_cache_stats a, b;
+	struct timespec t0, t1;
+	unsigned int i;
+	int ret;
+
+	ret = mrrc_global_stats(fd, &a);
+	if (ret)
+		return ret;
+	if (!interval) {
+		mrrc_stat_print(out, &a);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; !count || i < count; i++) {
+		if (i % 20 == 0)
+			mrrc_stat_header(out);
+		sleep(interval);
+		ret = mrrc_global_stats(fd, &b);
+		if (ret)
+			return ret;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		mrrc_stat_line(out, &a, &b, (t1.tv_sec - t0.tv_sec) +
+			       (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		fflush(out);
+		a = b;
+		t0 = t1;
+	}
+	return 0;
+}
