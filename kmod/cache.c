@@ -28,6 +28,9 @@
 #include "mrrc.h"
 #include "cache.h"
 
+#define CREATE_TRACE_POINTS
+#include "mrrc_trace.h"
+
 #define MRRC_FACTOR_ONE		BIT_ULL(32)
 #define MRRC_REG_RETRIES	3
 
@@ -188,6 +191,8 @@ static void mrrc_cache_reap(struct mrrc_cache *c)
 			continue;	/* uncached and in use: goes on release */
 		mrrc_region_remove_cached(c, r);
 		c->st.invalidations++;
+		trace_mrrc_invalidate(c->pid, r->it.start, mrrc_region_pages(r),
+				      r->users);
 		if (!r->users)
 			list_add_tail(&r->node, &victims);
 	}
@@ -247,6 +252,8 @@ static void mrrc_lru_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 		mrrc_region_remove_cached(c, r);
 		c->st.evictions++;
 		c->st.eviction_rounds++;
+		trace_mrrc_evict(c->pid, MRRC_POLICY_LRU, 1,
+				 mrrc_region_pages(r), 0);
 		mrrc_region_destroy(c, r);
 	}
 }
@@ -352,6 +359,7 @@ static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	c->st.evictions += evicted;
 	c->st.eviction_rounds++;
 	c->st.mre_recency = c->recency;
+	trace_mrrc_evict(c->pid, MRRC_POLICY_MRE, evicted, freed, c->recency);
 	mrrc_regions_destroy(c, &victims);
 	return 0;
 }
@@ -684,9 +692,13 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	if (!ncached) {
 		out->result = MRRC_RESULT_MISS;
 		c->st.miss++;
+		trace_mrrc_miss(c->pid, s, l - s + 1, access, out->result,
+				gap_pages);
 	} else if (ngaps) {
 		out->result = MRRC_RESULT_OVERLAP;
 		c->st.overlap++;
+		trace_mrrc_miss(c->pid, s, l - s + 1, access, out->result,
+				gap_pages);
 	} else if (n > 1) {
 		out->result = MRRC_RESULT_SPAN;
 		c->st.hit_span++;

@@ -578,6 +578,29 @@ TEST(policy_none_registers_every_time)
 	close(fd);
 }
 
+/* The slow paths are traced. */
+TEST(tracepoints)
+{
+	const char *t = "/sys/kernel/tracing";
+	int fd;
+
+	if (access("/sys/kernel/tracing/events/mrrc", F_OK))
+		SKIP(return, "tracefs not mounted");
+	ASSERT_EQ(0, sh("echo 1 > %s/events/mrrc/enable && echo > %s/trace", t, t));
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_LRU, 4, 100);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 6; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + i * P, P, RW, MRRC_REG_RELEASE).ret);
+	close(fd);
+	ASSERT_EQ(0, sh("echo 0 > %s/events/mrrc/enable", t));
+	ASSERT_EQ(6, count_lines("cat /sys/kernel/tracing/trace", "mrrc_miss:"));
+	ASSERT_EQ(2, count_lines("cat /sys/kernel/tracing/trace",
+				 "mrrc_evict: pid="));
+	ASSERT_EQ(6, count_lines("cat /sys/kernel/tracing/trace",
+				 "npages=1 miss registered=1"));
+}
+
 TEST(unbound_context)
 {
 	struct mrrc_cache_stats st;
