@@ -598,7 +598,7 @@ TEST(tracepoints)
 	ASSERT_EQ(2, count_lines("cat /sys/kernel/tracing/trace",
 				 "mrrc_evict: pid="));
 	ASSERT_EQ(6, count_lines("cat /sys/kernel/tracing/trace",
-				 "npages=1 miss registered=1"));
+				 "npages=1 access=0x1 miss registered=1"));
 }
 
 TEST(unbound_context)
