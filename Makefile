@@ -48,7 +48,8 @@ SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool
 BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c))
-KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h
+KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
+	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
 	vm run check bench benches install uninstall dkms-install clean help print-kvers
@@ -70,9 +71,10 @@ deps:
 # ---- kernel module -------------------------------------------------------
 
 $(B)/kmod/%/mrrc.ko: $(KMOD_SRCS)
-	@mkdir -p $(B)/kmod/$*
+	@mkdir -p $(B)/kmod/$*/selftests
 	@cp -a Kbuild kmod uapi $(B)/kmod/$*/
-	$(MAKE) -C /lib/modules/$*/build M=$(B)/kmod/$* W=1 modules
+	@cp -a selftests/ktest $(B)/kmod/$*/selftests/
+	$(MAKE) -C /lib/modules/$*/build M=$(B)/kmod/$* W=1 MRRC_KTEST=m modules
 
 module: $(B)/kmod/$(KVER)/mrrc.ko
 modules-all: $(foreach v,$(KVERS),$(B)/kmod/$(v)/mrrc.ko)

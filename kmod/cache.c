@@ -55,6 +55,12 @@ struct mrrc_piece {
 	struct mrrc_region *r;
 };
 
+/* Registrations of user memory: pinned, charged and watched by notifiers. */
+static bool mrrc_cache_user(const struct mrrc_cache *c)
+{
+	return c->mm && c->reg->pins;
+}
+
 static const struct mrrc_registrar *mrrc_registrar_for(u32 mode)
 {
 	switch (mode) {
@@ -136,7 +142,7 @@ static void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 	c->st.dereg_pages += pages;
 	c->st.dereg_batches++;
 	c->st.max_batch = max_t(u64, c->st.max_batch, n);
-	c->st.pinned_pages -= c->reg->pins ? pages : 0;
+	c->st.pinned_pages -= mrrc_cache_user(c) ? pages : 0;
 
 	list_for_each_entry_safe(r, tmp, list, node) {
 		list_del(&r->node);
@@ -394,7 +400,7 @@ static int mrrc_region_create(struct mrrc_cache *c, unsigned long start,
 			      unsigned long last, u32 access, bool cached,
 			      struct mrrc_region **out)
 {
-	bool watch = c->reg->pins && cached;
+	bool watch = mrrc_cache_user(c) && cached;
 	unsigned long seq = 0;
 	struct mrrc_region *r;
 	int ret, tries = 0;
@@ -431,7 +437,7 @@ again:
 
 	c->st.registrations++;
 	c->st.reg_pages += mrrc_region_pages(r);
-	c->st.pinned_pages += c->reg->pins ? mrrc_region_pages(r) : 0;
+	c->st.pinned_pages += mrrc_cache_user(c) ? mrrc_region_pages(r) : 0;
 
 	if (watch) {
 		bool stale;
@@ -560,7 +566,18 @@ static int mrrc_check_range(struct mrrc_cache *c, u64 addr, u64 len,
 	if ((access & (MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & MRRC_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if (c->reg->pins) {
+	if (!c->mm) {
+		/* Kernel memory: the direct map or vmalloc space. */
+		unsigned long first = addr, last = addr + len - 1;
+
+		if (c->reg == &mrrc_registrar_model)
+			return 0;
+		if (!((virt_addr_valid((void *)first) &&
+		       virt_addr_valid((void *)last)) ||
+		      (is_vmalloc_addr((void *)first) &&
+		       is_vmalloc_addr((void *)last))))
+			return -EFAULT;
+	} else if (c->reg->pins) {
 		if (current->mm != c->mm)
 			return -EPERM;
 		if (addr + len > TASK_SIZE)
@@ -752,6 +769,54 @@ int mrrc_cache_release(struct mrrc_cache *c, u32 id)
 }
 
 /**
+ * mrrc_cache_invalidate() - drop every cached region over a range
+ * @c: the cache
+ * @addr: first byte
+ * @len: bytes
+ *
+ * For memory the cache cannot watch (kernel memory) that is about to be
+ * freed or reused.  Unreferenced regions are deregistered in one batch;
+ * regions still referenced by handles leave the cache and are deregistered
+ * when their last handle is released.
+ *
+ * Return: the number of regions dropped, or -EINVAL for an empty or
+ * wrapping range.
+ */
+int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len)
+{
+	struct interval_tree_node *it, *next;
+	unsigned long s, l;
+	LIST_HEAD(victims);
+	int i, n = 0;
+
+	if (!len || addr + len < addr)
+		return -EINVAL;
+	s = addr >> PAGE_SHIFT;
+	l = (addr + len - 1) >> PAGE_SHIFT;
+
+	mutex_lock(&c->mutex);
+	for (i = 0; i < MRRC_ACCESS_CLASSES; i++) {
+		for (it = interval_tree_iter_first(&c->tree[i], s, l); it;
+		     it = next) {
+			struct mrrc_region *r =
+				container_of(it, struct mrrc_region, it);
+
+			next = interval_tree_iter_next(it, s, l);
+			mrrc_region_remove_cached(c, r);
+			c->st.invalidations++;
+			trace_mrrc_invalidate(c->pid, r->it.start,
+					      mrrc_region_pages(r), r->users);
+			if (!r->users)
+				list_add_tail(&r->node, &victims);
+			n++;
+		}
+	}
+	mrrc_regions_destroy(c, &victims);
+	mutex_unlock(&c->mutex);
+	return n;
+}
+
+/**
  * mrrc_cache_flush() - deregister every unreferenced cached region
  * @c: the cache
  *
@@ -901,6 +966,8 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	struct mrrc_cache_config_k k;
 	int ret = 0;
 
+	if (!c->mm && cfg->mode == MRRC_MODE_ORDINARY)
+		return -EINVAL;	/* ib_reg_user_mr() takes user memory only */
 	if (cfg->policy > MRRC_POLICY_NONE || cfg->mode > MRRC_MODE_FAST ||
 	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
 	    cfg->max_regions > INT_MAX)
@@ -972,17 +1039,19 @@ out:
 }
 
 /**
- * mrrc_cache_create() - a cache for the calling process's memory
+ * mrrc_cache_create() - a cache for user or kernel memory
  * @pd: the protection domain registrations go to
+ * @mm: the address space of the registered memory (the caller's, which
+ *	is grabbed), or NULL for kernel virtual addresses
  *
  * Return: the cache or an ERR_PTR.
  */
-struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
+struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 {
 	struct mrrc_cache *c;
 	int i;
 
-	if (!current->mm)
+	if (mm && mm != current->mm)
 		return ERR_PTR(-EINVAL);
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
@@ -996,8 +1065,9 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd)
 	INIT_DELAYED_WORK(&c->reap_work, mrrc_cache_reap_work);
 	xa_init_flags(&c->handles, XA_FLAGS_ALLOC1);
 	c->pd = pd;
-	c->mm = current->mm;
-	mmgrab(c->mm);
+	c->mm = mm;
+	if (mm)
+		mmgrab(mm);
 
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;
@@ -1073,7 +1143,8 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	mrrc_frwr_destroy(c->frwr);
 	xa_destroy(&c->handles);
 	kvfree(c->sort_buf);
-	mmdrop(c->mm);
+	if (c->mm)
+		mmdrop(c->mm);
 	mutex_destroy(&c->mutex);
 	kfree(c);
 }

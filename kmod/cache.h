@@ -146,7 +146,8 @@ struct mrrc_cache_config_k {
  * @handles: id -> struct mrrc_handle
  * @pd: protection domain registrations live in
  * @frwr: the FRWR engine, created on the first fast registration
- * @mm: address space the registrations belong to (mmgrab'ed)
+ * @mm: address space the registrations belong to (mmgrab'ed), NULL for a
+ *	cache of kernel memory
  * @reg: the registrar for @cfg.mode
  * @cfg: configuration
  * @recency: MRE's global recency value r, 32.32 fixed point
@@ -188,7 +189,8 @@ struct mrrc_reg_out {
 	u32 nsegs;
 };
 
-struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd);
+struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm);
+int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len);
 void mrrc_cache_destroy(struct mrrc_cache *c);
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg);
 int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,

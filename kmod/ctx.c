@@ -189,7 +189,7 @@ int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
 		ret = PTR_ERR(pd);
 		goto out_unlink;
 	}
-	cache = mrrc_cache_create(pd);
+	cache = mrrc_cache_create(pd, current->mm);
 	if (IS_ERR(cache)) {
 		ret = PTR_ERR(cache);
 		goto out_pd;

@@ -555,6 +555,41 @@ static void mrrc_frwr_unpin(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
 	fm->pages = NULL;
 }
 
+/* Kernel memory: the caller owns the pages, nothing to pin or charge. */
+static int mrrc_frwr_kernel_pages(struct mrrc_frwr_mr *fm, unsigned long start)
+{
+	unsigned int i;
+
+	fm->pages = kvmalloc_array(fm->npages, sizeof(*fm->pages),
+				   GFP_KERNEL_ACCOUNT);
+	if (!fm->pages)
+		return -ENOMEM;
+	for (i = 0; i < fm->npages; i++) {
+		void *va = (void *)(start + ((unsigned long)i << PAGE_SHIFT));
+
+		fm->pages[i] = is_vmalloc_addr(va) ? vmalloc_to_page(va) :
+						     virt_to_page(va);
+		if (!fm->pages[i]) {
+			kvfree(fm->pages);
+			fm->pages = NULL;
+			return -EFAULT;
+		}
+	}
+	return 0;
+}
+
+/* Release what mrrc_frwr_pin() or mrrc_frwr_kernel_pages() took. */
+static void mrrc_frwr_release_pages(struct mrrc_cache *c,
+				    struct mrrc_frwr_mr *fm)
+{
+	if (c->mm) {
+		mrrc_frwr_unpin(c, fm);
+		return;
+	}
+	kvfree(fm->pages);
+	fm->pages = NULL;
+}
+
 /* Pin, map and post REG_MR for @fm over the region. */
 static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 			 struct mrrc_frwr_mr *fm)
@@ -567,12 +602,19 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	int ret, n;
 
 	fm->npages = mrrc_region_pages(r);
-	ret = mrrc_frwr_charge(c->mm, fm->npages);
-	if (ret)
-		return ret;
-	ret = mrrc_frwr_pin(fm, start, r->access & MRRC_ACCESS_LOCAL_WRITE);
-	if (ret)
-		goto err_uncharge;
+	if (!c->mm) {
+		ret = mrrc_frwr_kernel_pages(fm, start);
+		if (ret)
+			return ret;
+	} else {
+		ret = mrrc_frwr_charge(c->mm, fm->npages);
+		if (ret)
+			return ret;
+		ret = mrrc_frwr_pin(fm, start,
+				    r->access & MRRC_ACCESS_LOCAL_WRITE);
+		if (ret)
+			goto err_uncharge;
+	}
 
 	ret = sg_alloc_table_from_pages(&fm->sgt, fm->pages, fm->npages, 0,
 					(unsigned long)fm->npages << PAGE_SHIFT,
@@ -613,6 +655,11 @@ err_unmap:
 err_sg:
 	sg_free_table(&fm->sgt);
 err_unpin:
+	if (!c->mm) {
+		kvfree(fm->pages);
+		fm->pages = NULL;
+		return ret;
+	}
 	unpin_user_pages(fm->pages, fm->npages);
 	kvfree(fm->pages);
 	fm->pages = NULL;
@@ -636,7 +683,8 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 
 	fm = mrrc_frwr_get(c->frwr, mrrc_region_pages(r));
 	if (IS_ERR(fm)) {
-		if (PTR_ERR(fm) != -E2BIG)
+		/* ib_reg_user_mr() cannot register kernel memory. */
+		if (PTR_ERR(fm) != -E2BIG || !c->mm)
 			return PTR_ERR(fm);
 		/* Larger than any fast MR: register it the ordinary way. */
 		c->frwr->st.fallbacks++;
@@ -688,7 +736,7 @@ static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 		ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents,
 				DMA_BIDIRECTIONAL);
 		sg_free_table(&fm->sgt);
-		mrrc_frwr_unpin(c, fm);
+		mrrc_frwr_release_pages(c, fm);
 		mrrc_frwr_put(f, fm, broken);
 		rs[i]->priv = NULL;
 		rs[i]->mr = NULL;

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -599,6 +600,27 @@ TEST(tracepoints)
 				 "mrrc_evict: pid="));
 	ASSERT_EQ(6, count_lines("cat /sys/kernel/tracing/trace",
 				 "npages=1 access=0x1 miss registered=1"));
+}
+
+/* The in-kernel API, exercised by its test module. */
+TEST(kernel_api)
+{
+	char path[512], *slash;
+	const char *ko = getenv("MRRC_KO");
+	int fd, ret;
+
+	ASSERT_NE(NULL, ko);
+	snprintf(path, sizeof(path), "%s", ko);
+	slash = strrchr(path, '/');
+	ASSERT_NE(NULL, slash);
+	snprintf(slash + 1, sizeof(path) - (slash + 1 - path), "mrrc_ktest.ko");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s", path);
+	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	ASSERT_EQ(0, ret) TH_LOG("mrrc_ktest failed: %s", strerror(errno));
+	ASSERT_EQ(1, count_lines("dmesg", "mrrc_ktest: 1 devices, 25 passed, 0 failed"));
+	ASSERT_EQ(0, syscall(__NR_delete_module, "mrrc_ktest", O_NONBLOCK));
 }
 
 TEST(unbound_context)

@@ -84,10 +84,12 @@ echo "== static checks"
 for k in $KVERS; do
 	rm -rf "$B/kmod/$k"
 	check "kmod W=1 build, no warnings ($k)" no_warnings make -s module KVER="$k"
-	rm -rf "$B/sparse/$k" && mkdir -p "$B/sparse/$k" &&
-		cp -a Kbuild kmod uapi "$B/sparse/$k/"
+	rm -rf "$B/sparse/$k" && mkdir -p "$B/sparse/$k/selftests" &&
+		cp -a Kbuild kmod uapi "$B/sparse/$k/" &&
+		cp -a selftests/ktest "$B/sparse/$k/selftests/"
 	check "sparse C=2, no warnings ($k)" no_warnings \
-		make -s -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 modules
+		make -s -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 \
+		MRRC_KTEST=m modules
 done
 # Clean means no finding of any level: CHECKs count too.
 checkpatch_clean() {
@@ -98,7 +100,8 @@ checkpatch_clean() {
 	! printf '%s\n' "$out" |
 		grep -v '^total: 0 errors, 0 warnings, 0 checks' | grep -q .
 }
-check "checkpatch --strict kmod/ uapi/" checkpatch_clean kmod/*.c kmod/*.h uapi/*.h
+check "checkpatch --strict kmod/ uapi/ selftests/ktest/" checkpatch_clean \
+	kmod/*.c kmod/*.h uapi/*.h selftests/ktest/*.c
 # DKMS in a private tree: what `make dkms-install` ships must build.
 dkms_build() {
 	local d=$B/dkms
