@@ -19,8 +19,8 @@
  * the error state: the QP is reset and reconnected and the MRs involved are
  * destroyed instead of being reused, so an error never wedges the pool.
  *
- * A background work item keeps every class between its low and high
- * watermark and ages idle MRs away.  Regions larger than the biggest class
+ * A background work item keeps every class the context has used between
+ * its low and high watermark and ages idle MRs away.  Regions larger than the biggest class
  * fall back to ordinary registration.
  */
 #include <linux/etherdevice.h>
@@ -358,8 +358,9 @@ static void mrrc_frwr_work(struct work_struct *work)
 	LIST_HEAD(old);
 
 	for (c = 0; c < f->nclasses; c++) {
+		/* Only classes the context has used are kept stocked. */
 		spin_lock(&f->lock);
-		want = f->cls[c].nfree < MRRC_FRWR_LOW ?
+		want = f->cls[c].total && f->cls[c].nfree < MRRC_FRWR_LOW ?
 		       MRRC_FRWR_HIGH - f->cls[c].nfree : 0;
 		f->cls[c].total += want;
 		spin_unlock(&f->lock);

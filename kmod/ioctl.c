@@ -51,6 +51,9 @@ static int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf,
 	size_t copy = min_t(size_t, usize, ksize);
 	unsigned int i;
 
+	if (usize == ksize)
+		return copy_to_user(dst, kbuf, (size_t)n * ksize) ? -EFAULT : 0;
+
 	for (i = 0; i < n; i++) {
 		if (copy_to_user(dst, kbuf + i * ksize, copy))
 			return -EFAULT;
@@ -193,58 +196,130 @@ static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
 	return ret;
 }
 
-/* Serve one request of a REG batch and write its results out. */
-static int mrrc_reg_one(struct mrrc_cache *c, const struct mrrc_reg *cmd,
-			u32 i, struct mrrc_seg *kseg, u32 kseg_len, u32 *used)
+/* Requests copied in and out per user copy. */
+#define MRRC_REG_CHUNK		32
+
+struct mrrc_reg_batch {
+	struct mrrc_cache *c;
+	const struct mrrc_reg *cmd;
+	struct mrrc_seg *kseg;
+	u32 kseg_len;
+	u32 used;			/* segments written to user space */
+	struct mrrc_reg_req req[MRRC_REG_CHUNK];
+};
+
+/* Copy requests [first, first + *n) in; *n shrinks to what was readable. */
+static int mrrc_reg_copy_in(struct mrrc_reg_batch *b, u32 first, u32 *n)
 {
-	void __user *ureq = u64_to_user_ptr(cmd->reqs) + (u64)i * cmd->req_size;
-	u32 room = min(cmd->seg_count - *used, kseg_len);
-	struct mrrc_reg_out out;
-	struct mrrc_reg_req req;
+	const struct mrrc_reg *cmd = b->cmd;
+	void __user *ureq = u64_to_user_ptr(cmd->reqs) + (u64)first * cmd->req_size;
+	u32 i;
 	int ret;
 
-	ret = copy_struct_from_user(&req, sizeof(req), ureq, cmd->req_size);
+	if (cmd->req_size == sizeof(b->req[0]) &&
+	    !copy_from_user(b->req, ureq, *n * sizeof(b->req[0])))
+		return 0;
+	/* Another size, or a fault somewhere: find the first bad one. */
+	for (i = 0; i < *n; i++) {
+		ret = copy_struct_from_user(&b->req[i], sizeof(b->req[i]),
+					    ureq + (u64)i * cmd->req_size,
+					    cmd->req_size);
+		if (ret) {
+			*n = i;
+			return i ? 0 : ret;
+		}
+	}
+	return 0;
+}
+
+static int mrrc_reg_copy_out(struct mrrc_reg_batch *b, u32 first, u32 n)
+{
+	const struct mrrc_reg *cmd = b->cmd;
+	void __user *ureq = u64_to_user_ptr(cmd->reqs) + (u64)first * cmd->req_size;
+	u32 i;
+
+	if (cmd->req_size == sizeof(b->req[0]))
+		return copy_to_user(ureq, b->req, n * sizeof(b->req[0])) ?
+		       -EFAULT : 0;
+	/* A longer user structure: its tail was checked to be zero. */
+	for (i = 0; i < n; i++)
+		if (copy_to_user(ureq + (u64)i * cmd->req_size, &b->req[i],
+				 sizeof(b->req[i])))
+			return -EFAULT;
+	return 0;
+}
+
+/*
+ * Serve requests [first, first + n): copy them in at once, register, copy
+ * the segments and the requests out at once.  *done is set to the number
+ * served; an error is the error of request first + *done (whose status is
+ * written out with the others) or of copying.  A chunk whose results
+ * cannot be copied out is undone.
+ */
+static int mrrc_reg_chunk(struct mrrc_reg_batch *b, u32 first, u32 n, u32 *done)
+{
+	const struct mrrc_reg *cmd = b->cmd;
+	u32 seg0 = b->used, segs = 0, i, written;
+	struct mrrc_reg_out out;
+	int ret, err;
+
+	*done = 0;
+	ret = mrrc_reg_copy_in(b, first, &n);
 	if (ret)
 		return ret;
-	if (req.flags & ~MRRC_REG_RELEASE)
-		ret = -EOPNOTSUPP;
-	else if (req.__reserved)
-		ret = -EINVAL;
-	else
-		ret = mrrc_cache_reg(c, req.addr, req.length, req.access,
-				     req.flags, kseg, room, &out);
-	if (ret) {
-		req.status = ret;
-		if (copy_to_user(ureq, &req, sizeof(req)))
-			return -EFAULT;
-		return ret;
+
+	for (i = 0; i < n; i++) {
+		struct mrrc_reg_req *r = &b->req[i];
+		u32 room_user = cmd->seg_count - seg0 - segs;
+		u32 room_k = b->kseg_len - segs;
+
+		if (r->flags & ~MRRC_REG_RELEASE)
+			ret = -EOPNOTSUPP;
+		else if (r->__reserved)
+			ret = -EINVAL;
+		else
+			ret = mrrc_cache_reg(b->c, r->addr, r->length,
+					     r->access, r->flags, b->kseg + segs,
+					     min(room_user, room_k), &out);
+		if (ret == -EOVERFLOW && room_k < room_user && i) {
+			/* Our buffer is full, not the caller's: next chunk. */
+			ret = 0;
+			break;
+		}
+		if (ret) {
+			r->status = ret;
+			break;
+		}
+		r->handle = out.handle;
+		r->result = out.result;
+		r->nsegs = out.nsegs;
+		r->seg_index = seg0 + segs;
+		r->status = 0;
+		segs += out.nsegs;
 	}
 
-	req.handle = out.handle;
-	req.result = out.result;
-	req.nsegs = out.nsegs;
-	req.seg_index = *used;
-	req.status = 0;
-	ret = mrrc_copy_records(cmd->segs + (u64)req.seg_index * cmd->seg_size,
-				cmd->seg_size, kseg, sizeof(*kseg), out.nsegs);
-	if (!ret && copy_to_user(ureq, &req, sizeof(req)))
-		ret = -EFAULT;
-	if (ret) {
-		/* The caller cannot learn about it: undo. */
-		if (out.handle)
-			mrrc_cache_release(c, out.handle);
-		return ret;
+	written = min(i + (ret ? 1 : 0), n);
+	err = mrrc_copy_records(cmd->segs + (u64)seg0 * cmd->seg_size,
+				cmd->seg_size, b->kseg, sizeof(*b->kseg), segs);
+	if (!err)
+		err = mrrc_reg_copy_out(b, first, written);
+	if (err) {
+		/* The caller cannot learn about these: undo them. */
+		while (i-- > 0)
+			if (b->req[i].handle)
+				mrrc_cache_release(b->c, b->req[i].handle);
+		return err;
 	}
-	*used += out.nsegs;
-	return 0;
+	*done = i;
+	b->used += segs;
+	return ret;
 }
 
 static int mrrc_cmd_reg(struct mrrc_ucmd *ucmd)
 {
 	struct mrrc_reg *cmd = ucmd->cmd;
-	struct mrrc_seg *kseg;
-	u32 kseg_len, i, used = 0;
-	struct mrrc_cache *c;
+	struct mrrc_reg_batch *b;
+	u32 i = 0, done;
 	int ret = 0;
 
 	if (cmd->flags)
@@ -258,26 +333,36 @@ static int mrrc_cmd_reg(struct mrrc_ucmd *ucmd)
 	if (cmd->seg_count && cmd->seg_size < sizeof(struct mrrc_seg))
 		return -EINVAL;
 
-	kseg_len = max_t(u32, min_t(u32, cmd->seg_count, MRRC_MAX_SEGS), 1);
-	kseg = kvmalloc_array(kseg_len, sizeof(*kseg), GFP_KERNEL_ACCOUNT);
-	if (!kseg)
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
 		return -ENOMEM;
-
-	c = mrrc_ctx_lock_cache(ucmd->ctx);
-	if (IS_ERR(c)) {
-		kvfree(kseg);
-		return PTR_ERR(c);
+	b->cmd = cmd;
+	b->kseg_len = max_t(u32, min_t(u32, cmd->seg_count, MRRC_MAX_SEGS), 1);
+	b->kseg = kvmalloc_array(b->kseg_len, sizeof(*b->kseg),
+				 GFP_KERNEL_ACCOUNT);
+	if (!b->kseg) {
+		kfree(b);
+		return -ENOMEM;
 	}
-	for (i = 0; i < cmd->count; i++) {
-		ret = mrrc_reg_one(c, cmd, i, kseg, kseg_len, &used);
+
+	b->c = mrrc_ctx_lock_cache(ucmd->ctx);
+	if (IS_ERR(b->c)) {
+		ret = PTR_ERR(b->c);
+		goto out;
+	}
+	while (i < cmd->count) {
+		ret = mrrc_reg_chunk(b, i, min_t(u32, cmd->count - i,
+						 MRRC_REG_CHUNK), &done);
+		i += done;
 		if (ret)
 			break;
 	}
 	mrrc_ctx_unlock(ucmd->ctx);
-	kvfree(kseg);
-
 	cmd->done = i;
-	cmd->seg_count = used;
+	cmd->seg_count = b->used;
+out:
+	kvfree(b->kseg);
+	kfree(b);
 	return ret;
 }
 

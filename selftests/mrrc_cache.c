@@ -293,6 +293,120 @@ TEST_F(model, batch_partial_failure)
 	ASSERT_EQ(1, stats(self->fd).handles);
 }
 
+/* REG copies requests in chunks: failures and sizes at chunk boundaries. */
+TEST_F(model, batch_failure_in_a_later_chunk)
+{
+	static struct mrrc_reg_req req[100];
+	static struct mrrc_seg seg[100];
+	unsigned int n = 100;
+
+	for (int i = 0; i < 100; i++)
+		req[i] = (struct mrrc_reg_req){ .addr = BASE + i * 2 * P,
+						.length = P, .access = RW };
+	req[40].length = 0;
+	ASSERT_EQ(40, mrrc_reg(self->fd, req, 100, seg, &n));
+	ASSERT_EQ(40, n);
+	ASSERT_EQ(-EINVAL, req[40].status);
+	for (int i = 0; i < 40; i++) {
+		ASSERT_NE(0, req[i].handle);
+		ASSERT_EQ(i, req[i].seg_index);
+		ASSERT_EQ(BASE + i * 2 * P, seg[i].addr);
+	}
+	ASSERT_EQ(40, stats(self->fd).handles);
+}
+
+/* A longer request structure works if its tail is zero. */
+TEST_F(model, longer_request_struct)
+{
+	struct { struct mrrc_reg_req r; uint64_t tail[2]; } req[40] = {};
+	struct mrrc_reg cmd = { .size = sizeof(cmd), .count = 40,
+				.req_size = sizeof(req[0]),
+				.reqs = (uintptr_t)req,
+				.seg_size = sizeof(struct mrrc_seg) };
+	static struct mrrc_seg seg[40];
+
+	for (int i = 0; i < 40; i++)
+		req[i].r = (struct mrrc_reg_req){ .addr = BASE + i * P,
+						  .length = P, .access = RW,
+						  .flags = MRRC_REG_RELEASE };
+	cmd.seg_count = 40;
+	cmd.segs = (uintptr_t)seg;
+	ASSERT_EQ(0, raw_ioctl(self->fd, MRRC_IOC_REG, &cmd));
+	ASSERT_EQ(40, cmd.done);
+	ASSERT_EQ(MRRC_RESULT_MISS, req[39].r.result);
+	ASSERT_EQ(0, req[39].tail[0]);
+
+	req[35].tail[1] = 1;
+	cmd.seg_count = 40;
+	ASSERT_EQ(-E2BIG, raw_ioctl(self->fd, MRRC_IOC_REG, &cmd));
+	ASSERT_EQ(35, cmd.done);
+}
+
+/* Results that cannot be written back are undone: no handle leaks. */
+TEST_F(model, unwritable_segments_undo)
+{
+	struct mrrc_reg_req req[4];
+	unsigned int n = 4;
+	struct mrrc_seg *ro = mmap(NULL, 4096, PROT_READ,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, ro);
+	for (int i = 0; i < 4; i++)
+		req[i] = (struct mrrc_reg_req){ .addr = BASE + i * P,
+						.length = P, .access = RW };
+	ASSERT_EQ(-EFAULT, mrrc_reg(self->fd, req, 4, ro, &n));
+	ASSERT_EQ(0, stats(self->fd).handles);
+	ASSERT_EQ(0, stats(self->fd).inuse_regions);
+	munmap(ro, 4096);
+}
+
+/* Requests running into an unreadable page: the readable ones are done. */
+TEST_F(model, requests_run_into_a_guard_page)
+{
+	size_t sz = sizeof(struct mrrc_reg_req);
+	char *map = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned int fit = 4096 / sz, n = 128;
+	struct mrrc_reg_req *req;
+	static struct mrrc_seg seg[128];
+
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, mprotect(map + 4096, 4096, PROT_NONE));
+	req = (struct mrrc_reg_req *)(map + 4096 - fit * sz);
+	for (unsigned int i = 0; i < fit; i++)
+		req[i] = (struct mrrc_reg_req){ .addr = BASE + i * P,
+						.length = P, .access = RW,
+						.flags = MRRC_REG_RELEASE };
+	ASSERT_EQ((int)fit, mrrc_reg(self->fd, req, fit + 10, seg, &n));
+	ASSERT_EQ(fit, n);
+	munmap(map, 2 * 4096);
+}
+
+/* More segments in one chunk than the kernel buffers at once. */
+TEST_F(model, many_segments_across_chunks)
+{
+	static struct mrrc_reg_req req[20];
+	static struct mrrc_seg seg[6100];
+	unsigned int n = 6100;
+
+	for (int i = 0; i < 300; i += 2)
+		ASSERT_EQ(0, reg1(self->fd, BASE + i * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	for (int i = 0; i < 20; i++)
+		req[i] = (struct mrrc_reg_req){ .addr = BASE, .length = 300 * P,
+						.access = RW,
+						.flags = MRRC_REG_RELEASE };
+	ASSERT_EQ(20, mrrc_reg(self->fd, req, 20, seg, &n));
+	ASSERT_EQ(20 * 300, n);
+	ASSERT_EQ(MRRC_RESULT_OVERLAP, req[0].result);
+	for (int i = 0; i < 20; i++) {
+		ASSERT_EQ(300, req[i].nsegs);
+		ASSERT_EQ(i * 300, req[i].seg_index);
+	}
+	ASSERT_EQ(MRRC_RESULT_SPAN, req[19].result);
+	ASSERT_EQ(BASE + 299 * P, seg[n - 1].addr);
+}
+
 TEST_F(model, big_batch)
 {
 	static struct mrrc_reg_req req[4096];
