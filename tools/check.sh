@@ -20,6 +20,14 @@ mkdir -p "$L"
 
 pass=0 fail=0 skip=0
 start=$(date +%s)
+mark=
+section() {	# section TITLE: report how long the previous one took
+	local now
+	now=$(date +%s)
+	[ -z "$mark" ] || echo "   (section took $((now - mark)) s)"
+	mark=$now
+	echo "== $1"
+}
 result() {	# result PASS|FAIL|SKIP name [log]
 	case $1 in
 	PASS) pass=$((pass + 1)) ;;
@@ -80,7 +88,7 @@ tap() {
 KVERS=$(make -s --no-print-directory -f Makefile print-kvers)
 [ -n "$KVERS" ] || { echo "check: no Debian kernel with headers installed"; exit 1; }
 
-echo "== static checks"
+section "static checks"
 for k in $KVERS; do
 	rm -rf "$B/kmod/$k"
 	check "kmod W=1 build, no warnings ($k)" no_warnings make -s module KVER="$k"
@@ -132,7 +140,7 @@ check "make install DESTDIR= PREFIX=/usr" \
 		PKG_CONFIG_SYSROOT_DIR=$B/destdir PKG_CONFIG_LIBDIR=$B/destdir/usr/lib/pkgconfig \
 		pkg-config --cflags libmrrc | grep -q mrrc"
 
-echo "== unit tests (host)"
+section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
 check "unit tests build with ASan+UBSan" make -s unit-tests TESTS_DIR="$B/tests-asan" \
@@ -154,7 +162,7 @@ for m in lib/man3/*.3 tools/mrrc/mrrc.8; do
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."
 done
 
-echo "== test VM"
+section "test VM"
 for k in $KVERS; do
 	out=$B/check/vm-$k
 	t0=$(date +%s)
@@ -180,7 +188,8 @@ for k in $KVERS; do
 	echo "   ($k: VM run took $((t1 - t0)) s)"
 done
 
+section "summary"
 end=$(date +%s)
-echo "== total time $((end - start)) s"
+echo "   total time $((end - start)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
