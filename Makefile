@@ -47,7 +47,8 @@ TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool
-BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c))
+BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
+	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
@@ -109,11 +110,21 @@ $(B)/tools/mrrc: $(TOOL_SRCS) $(TOOL_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(TOOL_SRCS) $(B)/lib/libmrrc.a
 
-tools: $(B)/tools/mrrc
+REPLAY_SRCS := tools/replay/main.c tools/replay/trace.c tools/replay/replay.c \
+	tools/replay/refsim.c
+$(B)/tools/mrrc-replay: $(REPLAY_SRCS) tools/replay/replay.h $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Itools/replay -o $@ $(REPLAY_SRCS) $(B)/lib/libmrrc.a -lm
+
+tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay
 
 $(B)/bench-bin/%: tools/bench/%.c $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(B)/lib/libmrrc.a
+
+$(B)/bench-bin/%: tools/bench/%.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 benches: $(BENCHES)
 

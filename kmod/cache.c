@@ -100,10 +100,62 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
 	.invalidate = mrrc_region_invalidate,
 };
 
+/* ---- GreedyDual-Size-Frequency bookkeeping ------------------------------ */
+
+/*
+ * H = L + freq * cost / size, with cost the configured registration cost
+ * of the region (a * pages + b) and size its pages.  Scaled by 1024.
+ */
+static u64 mrrc_gdsf_h(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	u64 p = mrrc_region_pages(r);
+	u64 cost = (u64)c->cfg.reg_ns_per_page * p + c->cfg.reg_ns_per_op;
+
+	return c->gd_l + div64_u64((u64)max(r->gd_freq, 1U) * (cost << 10), p);
+}
+
+static void mrrc_gdsf_insert(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	struct rb_node **link = &c->gd_tree.rb_node, *parent = NULL;
+
+	r->gd_h = mrrc_gdsf_h(c, r);
+	while (*link) {
+		struct mrrc_region *e = rb_entry(*link, struct mrrc_region,
+						 gd_node);
+
+		parent = *link;
+		/* Equal priorities: the newer one goes right (evicted later). */
+		link = r->gd_h < e->gd_h ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(&r->gd_node, parent, link);
+	rb_insert_color(&r->gd_node, &c->gd_tree);
+}
+
+static void mrrc_gdsf_erase(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	if (RB_EMPTY_NODE(&r->gd_node))
+		return;
+	rb_erase(&r->gd_node, &c->gd_tree);
+	RB_CLEAR_NODE(&r->gd_node);
+}
+
+/* Build or drop the priority tree when the policy changes. */
+static void mrrc_gdsf_switch(struct mrrc_cache *c, bool on)
+{
+	struct mrrc_region *r;
+
+	list_for_each_entry(r, &c->stack, node) {
+		mrrc_gdsf_erase(c, r);
+		if (on)
+			mrrc_gdsf_insert(c, r);
+	}
+}
+
 static void mrrc_region_remove_cached(struct mrrc_cache *c,
 				      struct mrrc_region *r)
 {
 	lockdep_assert_held(&c->mutex);
+	mrrc_gdsf_erase(c, r);
 	interval_tree_remove(&r->it, &c->tree[r->access]);
 	list_del_init(&r->node);
 	r->cached = false;
@@ -264,6 +316,30 @@ static void mrrc_lru_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	}
 }
 
+/* GDSF: evict the unreferenced region of least H, one at a time; L = H. */
+static void mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	struct mrrc_region *r;
+	struct rb_node *n;
+
+	while (!mrrc_cache_fits(c, pages, regions)) {
+		for (n = rb_first(&c->gd_tree); n; n = rb_next(n)) {
+			r = rb_entry(n, struct mrrc_region, gd_node);
+			if (!r->users)
+				break;
+		}
+		if (!n)
+			return;
+		c->gd_l = r->gd_h;
+		mrrc_region_remove_cached(c, r);
+		c->st.evictions++;
+		c->st.eviction_rounds++;
+		trace_mrrc_evict(c->pid, MRRC_POLICY_GDSF, 1,
+				 mrrc_region_pages(r), c->gd_l);
+		mrrc_region_destroy(c, r);
+	}
+}
+
 static int mrrc_cmp_factor(const void *a, const void *b)
 {
 	const struct mrrc_region *x = *(struct mrrc_region * const *)a;
@@ -381,6 +457,8 @@ static int mrrc_cache_make_room(struct mrrc_cache *c, u64 pages, u32 regions)
 		ret = mrrc_mre_evict(c, pages, regions);
 		if (ret)
 			return ret;
+	} else if (c->cfg.policy == MRRC_POLICY_GDSF) {
+		mrrc_gdsf_evict(c, pages, regions);
 	} else {
 		mrrc_lru_evict(c, pages, regions);
 	}
@@ -391,6 +469,11 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	list_move(&r->node, &c->stack);
 	r->evictfact = 0;
+	r->gd_freq++;
+	if (c->cfg.policy == MRRC_POLICY_GDSF) {
+		mrrc_gdsf_erase(c, r);
+		mrrc_gdsf_insert(c, r);
+	}
 }
 
 /* ---- registration -------------------------------------------------------- */
@@ -415,6 +498,7 @@ again:
 	r->access = access;
 	INIT_LIST_HEAD(&r->node);
 	INIT_LIST_HEAD(&r->inval_node);
+	RB_CLEAR_NODE(&r->gd_node);
 
 	/*
 	 * Only a region that will be cached needs to learn about changes to
@@ -922,6 +1006,7 @@ static const char *const mrrc_policy_name[] = {
 	[MRRC_POLICY_MRE] = "mre",
 	[MRRC_POLICY_LRU] = "lru",
 	[MRRC_POLICY_NONE] = "none",
+	[MRRC_POLICY_GDSF] = "gdsf",
 };
 
 /* debugfs "caches": one line per cache. */
@@ -964,11 +1049,12 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 {
 	struct mrrc_cache_config_k k;
+	bool gdsf_now, gdsf_next;
 	int ret = 0;
 
 	if (!c->mm && cfg->mode == MRRC_MODE_ORDINARY)
 		return -EINVAL;	/* ib_reg_user_mr() takes user memory only */
-	if (cfg->policy > MRRC_POLICY_NONE || cfg->mode > MRRC_MODE_FAST ||
+	if (cfg->policy > MRRC_POLICY_GDSF || cfg->mode > MRRC_MODE_FAST ||
 	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
 	    cfg->max_regions > INT_MAX)
 		return -EINVAL;
@@ -1021,6 +1107,10 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 			mrrc_region_destroy(c, r);
 		}
 	}
+	gdsf_now = c->cfg.policy == MRRC_POLICY_GDSF;
+	gdsf_next = k.policy == MRRC_POLICY_GDSF;
+	if (gdsf_now != gdsf_next)
+		mrrc_gdsf_switch(c, gdsf_next);
 	c->cfg = k;
 	c->reg = mrrc_registrar_for(k.mode);
 out:
@@ -1069,6 +1159,7 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	if (mm)
 		mmgrab(mm);
 
+	c->gd_tree = RB_ROOT;
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;
 	c->cfg.max_pages = mrrc_default_max_pages;

@@ -43,6 +43,9 @@ struct mrrc_cache;
  * @cache: the owning cache
  * @evictfact: MRE eviction factor, 32.32 fixed point; 0 until assigned
  * @sort_pos: position from the bottom of the stack while MRE resorts
+ * @gd_node: entry on c->gd_tree (policy gdsf only)
+ * @gd_h: GDSF priority H = L + freq * cost / size, fixed point (x1024)
+ * @gd_freq: GDSF reference count since the region was registered
  * @users: handles (and the request in progress) that reference it
  * @access: MRRC_ACCESS_* bits
  * @cached: in its class tree and on the stack
@@ -62,6 +65,9 @@ struct mrrc_region {
 	struct mrrc_cache *cache;
 	u64 evictfact;
 	unsigned int sort_pos;
+	struct rb_node gd_node;
+	u64 gd_h;
+	u32 gd_freq;
 	unsigned int users;
 	u8 access;
 	bool cached;
@@ -151,6 +157,8 @@ struct mrrc_cache_config_k {
  * @reg: the registrar for @cfg.mode
  * @cfg: configuration
  * @recency: MRE's global recency value r, 32.32 fixed point
+ * @gd_tree: cached regions by GDSF priority, while the policy is gdsf
+ * @gd_l: GDSF's inflation value L
  * @sort_buf: scratch array for MRE resorting
  * @sort_len: entries @sort_buf has room for
  * @key_seq: keys handed out by the model registrar
@@ -173,6 +181,8 @@ struct mrrc_cache {
 	const struct mrrc_registrar *reg;
 	struct mrrc_cache_config_k cfg;
 	u64 recency;
+	struct rb_root gd_tree;
+	u64 gd_l;
 	struct mrrc_region **sort_buf;
 	size_t sort_len;
 	u32 key_seq;

@@ -31,7 +31,7 @@ tap() {
 }
 {
 	echo "TAP version 13"
-	echo "1..3"
+	echo "1..6"
 	desc="tools.mrrc_info_on_path"
 	tap sh -c 'mrrc info | grep -q "hca_id:	rxe0"'
 	desc="tools.mrrc_info_matches_rdma_link"
@@ -40,6 +40,14 @@ tap() {
 	desc="tools.mrrc_info_valgrind_clean"
 	tap valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=all mrrc info -v
+	# The kernel's lru against the independent user-space simulator, on
+	# traces whose requests never partially overlap.
+	desc="tools.replay_lru_matches_reference_cello"
+	tap mrrc-replay -x -p lru -f cello -n 60000 -N 6000 -c 3000 -s 7
+	desc="tools.replay_lru_matches_reference_httpd_region_limit"
+	tap mrrc-replay -x -p lru -f httpd -n 30000 -N 3000 -c 20000 -r 500 -s 3
+	desc="tools.replay_cloudphysics_trace"
+	tap sh -c "mrrc-replay -f cloudphysics -t $MRRC_REPO/../shared/traces/cloudPhysicsIO.csv -p mre -c 4096 | grep -q '\"requests\":113872'"
 } > "$out/tools.tap"
 cat "$out/tools.tap"
 exit $rc

@@ -11,7 +11,7 @@ build=$1
 pkgs="gcc make pkg-config cpio xz-utils kmod iproute2 busybox-static
 qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev libcmocka-dev sparse
-valgrind dkms man-db python3-docutils"
+valgrind dkms man-db python3-docutils gnuplot-nox"
 
 missing=
 for p in $pkgs; do

@@ -27,4 +27,8 @@ for n in $names; do
 		echo \"bench: $n -> build/bench/$n.jsonl\" && cat build/bench/$n.jsonl &&"
 done
 export VM_MEM="${VM_MEM:-4G}"
-exec tools/vm/run.sh "$kver" "$cmd true"
+tools/vm/run.sh "$kver" "$cmd true"
+# Figures are drawn on the host, where gnuplot is.
+case " $names " in
+*" trace "*) tools/bench/plot-trace.sh build/bench/trace.jsonl ;;
+esac

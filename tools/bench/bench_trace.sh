@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# bench_trace: the trace-driven evaluation of the registration cache
+# (Documentation/evaluation.rst).  For each trace, policy and cache size,
+# one JSON line from mrrc-replay (the kernel's own cache, model mode); then
+# a sweep of MRE's section sizes.  Runs in the test VM (make bench
+# BENCH=trace); prints JSON lines on stdout.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+replay=$top/build/tools/mrrc-replay
+cp_trace=${MRRC_TRACES:-$top/../shared/traces}/cloudPhysicsIO.csv
+
+run() {	# run NAME SIZES ARGS...
+	name=$1
+	sizes=$2
+	shift 2
+	for p in none lru mre gdsf; do
+		for c in $sizes; do
+			"$replay" -l "$name" -p "$p" -c "$c" "$@"
+		done
+	done
+}
+
+# Synthetic traces (seeded): Cello92-like, 1-2 pages (80 % two), and
+# HTTPD-like, 1-32 pages; Zipf(0.8) popularity.
+CELLO="-f cello -n 200000 -N 20000 -z 0.8 -s 1"
+HTTPD="-f httpd -n 100000 -N 10000 -z 0.8 -s 1"
+
+if [ -r "$cp_trace" ]; then
+	run cloudphysics "256 512 1024 2048 4096 8192 16384 32768" \
+		-f cloudphysics -t "$cp_trace"
+else
+	echo "bench_trace: $cp_trace not found, skipping the real trace" >&2
+fi
+run cello "512 1024 2048 4096 8192 16384 32768 65536" $CELLO
+run httpd "1024 2048 4096 8192 16384 32768 65536 131072" $HTTPD
+
+# MRE sensitivity: resorting section and eviction segment sizes.
+for r in 25 50 75 100; do
+	for e in 1 5 10 20; do
+		"$replay" -l httpd -p mre -c 16384 -R "$r" -E "$e" $HTTPD
+		[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p mre -c 4096 \
+			-R "$r" -E "$e" -f cloudphysics -t "$cp_trace"
+	done
+done
