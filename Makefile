@@ -46,7 +46,8 @@ TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
-UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool
+UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
+	$(TESTS_DIR)/test_replay
 BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
@@ -148,6 +149,11 @@ $(TESTS_DIR)/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HD
 	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/mrrc -o $@ $< \
 		$(filter-out tools/mrrc/main.c,$(TOOL_SRCS)) $(LIB_SRCS) $(WRAP) -lcmocka
 
+$(TESTS_DIR)/test_replay: tools/tests/test_replay.c tools/replay/trace.c tools/replay/refsim.c tools/replay/replay.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/replay -o $@ $< \
+		tools/replay/trace.c tools/replay/refsim.c -lcmocka -lm
+
 unit-tests: $(UNIT_TESTS)
 
 # ---- test VM --------------------------------------------------------------
@@ -188,7 +194,9 @@ install: lib tools
 	ln -sf libmrrc.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/libmrrc.so
 	install -m 644 $(B)/lib/libmrrc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/mrrc/
-	install -m 755 $(B)/tools/mrrc $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/tools/mrrc $(B)/tools/mrrc-replay $(DESTDIR)$(BINDIR)/
+	install -m 644 tools/replay/mrrc-replay.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 lib/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 tools/mrrc/mrrc.8 $(DESTDIR)$(MANDIR)/man8/
 
@@ -196,6 +204,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libmrrc.* $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mrrc
 	rm -f $(DESTDIR)$(BINDIR)/mrrc $(DESTDIR)$(MANDIR)/man8/mrrc.8
+	rm -f $(DESTDIR)$(BINDIR)/mrrc-replay $(DESTDIR)$(MANDIR)/man1/mrrc-replay.1
 	rm -f $(patsubst lib/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man3/*.3))
 
 # Copy the module sources where DKMS expects them; see Documentation/admin-guide.rst.

@@ -143,9 +143,10 @@ check "make install DESTDIR= PREFIX=/usr" \
 section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
+cmocka mrrc-replay "$B/tests/test_replay"
 check "unit tests build with ASan+UBSan" make -s unit-tests TESTS_DIR="$B/tests-asan" \
 	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-for t in test_libmrrc test_mrrc_tool; do
+for t in test_libmrrc test_mrrc_tool test_replay; do
 	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
 	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
@@ -156,7 +157,7 @@ for d in Documentation/*.rst; do
 	check "$(basename "$d") is valid reStructuredText" \
 		python3 -m docutils --halt=warning "$d" /dev/null
 done
-for m in lib/man3/*.3 tools/mrrc/mrrc.8; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."

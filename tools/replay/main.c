@@ -130,14 +130,23 @@ int main(int argc, char **argv)
 		trace_free(&t);
 		return 1;
 	}
+	/* Pages asked for, pages registered: how much the cache served. */
+	uint64_t asked = 0;
+	for (size_t i = 0; i < t.n; i++)
+		asked += (t.r[i].addr + t.r[i].len - 1) / 4096 - t.r[i].addr / 4096 + 1;
 	printf("{\"bench\":\"trace\",\"trace\":\"%s\",\"policy\":\"%s\","
 	       "\"cache_pages\":%" PRIu64 ",\"requests\":%" PRIu64 ","
+	       "\"request_pages\":%" PRIu64 ",\"reg_pages\":%" PRIu64 ","
+	       "\"page_hit_ratio\":%.6f,"
 	       "\"hit_ratio\":%.6f,\"cost_us\":%.1f,\"registrations\":%" PRIu64
 	       ",\"deregistrations\":%" PRIu64 ",\"dereg_batches\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
 	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u}\n",
 	       name ? name : format, policies[cfg.policy],
-	       cfg.cache_pages, (uint64_t)res.st.requests, res.hit_ratio,
+	       cfg.cache_pages, (uint64_t)res.st.requests, asked,
+	       (uint64_t)res.st.reg_pages,
+	       asked ? 1.0 - (double)res.st.reg_pages / asked : 0.0,
+	       res.hit_ratio,
 	       res.cost_us, (uint64_t)res.st.registrations,
 	       (uint64_t)res.st.deregistrations, (uint64_t)res.st.dereg_batches,
 	       (uint64_t)res.st.overlap, (uint64_t)res.st.miss,
