@@ -17,7 +17,9 @@
  * them; every other figure is one request per ioctl ("batch": 1).
  *
  * Each measurement is one JSON object per line: median and mean in ns, and
- * ratios against ordinary measured in the same run.
+ * ratios against ordinary measured in the same run.  First, the cost
+ * model a*p + b (register) and a'*p + b' (deregister) fitted to this
+ * device for ordinary and fast registration, for the trace replay.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -286,6 +288,70 @@ static struct result hit_latency(unsigned long nreg)
 	return res;
 }
 
+/*
+ * The cost model measured on this device: median time to register one
+ * region of p pages (a miss) and to deregister it (a flush of one region),
+ * for p = 1 .. 256, fitted by least squares to a*p + b and a'*p + b'.
+ */
+static void fit_costs(uint32_t mode, const char *name)
+{
+	static const unsigned int pages[] = { 1, 4, 16, 64, 256 };
+	enum { N = sizeof(pages) / sizeof(pages[0]), IT = 200 };
+	static uint64_t treg[IT], tdereg[IT];
+	double x[N], yr[N], yd[N], fit[4];
+	char *buf;
+	int fd;
+
+	buf = mmap(NULL, 256 * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	fd = open_ctx(mode, MRRC_POLICY_MRE, 65536, 1024);
+	for (unsigned int k = 0; k < N; k++) {
+		for (unsigned int i = 0; i < IT; i++) {
+			uint32_t h;
+			uint64_t t0 = now_ns(), t1;
+			int ret = reg(fd, buf, pages[k] * 4096, 0, &h);
+
+			if (ret)
+				die("fit reg", ret);
+			t1 = now_ns();
+			mrrc_release(fd, &h, 1);
+			if (mrrc_flush(fd) != 1)
+				die("fit flush", -EPROTO);
+			tdereg[i] = now_ns() - t1;
+			treg[i] = t1 - t0;
+		}
+		qsort(treg, IT, sizeof(treg[0]), cmp_u64);
+		qsort(tdereg, IT, sizeof(tdereg[0]), cmp_u64);
+		x[k] = pages[k];
+		yr[k] = treg[IT / 2];
+		yd[k] = tdereg[IT / 2];
+	}
+	close(fd);
+	munmap(buf, 256 * 4096);
+
+	for (int which = 0; which < 2; which++) {
+		const double *y = which ? yd : yr;
+		double sx = 0, sy = 0, sxx = 0, sxy = 0, a, b;
+
+		for (unsigned int k = 0; k < N; k++) {
+			sx += x[k];
+			sy += y[k];
+			sxx += x[k] * x[k];
+			sxy += x[k] * y[k];
+		}
+		a = (N * sxy - sx * sy) / (N * sxx - sx * sx);
+		b = (sy - a * sx) / N;
+		fit[2 * which] = a > 1 ? a : 1;
+		fit[2 * which + 1] = b > 1 ? b : 1;
+	}
+	emit("cost_model_a_ns", fit[0], "ns", name, 4096, 1, IT);
+	emit("cost_model_b_ns", fit[1], "ns", name, 4096, 1, IT);
+	emit("cost_model_a2_ns", fit[2], "ns", name, 4096, 1, IT);
+	emit("cost_model_b2_ns", fit[3], "ns", name, 4096, 1, IT);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
@@ -294,6 +360,8 @@ int main(void)
 	struct result r[NMODES], h[3];
 
 	kver = getenv("MRRC_KVER") ? getenv("MRRC_KVER") : "";
+	fit_costs(MRRC_MODE_ORDINARY, "ordinary");
+	fit_costs(MRRC_MODE_FAST, "fast");
 	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (int m = 0; m < NMODES; m++) {
 			if (m == OVERLAP && sizes[s] < 2 * 4096)

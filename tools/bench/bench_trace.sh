@@ -43,3 +43,29 @@ for r in 25 50 75 100; do
 			-R "$r" -E "$e" -f cloudphysics -t "$cp_trace"
 	done
 done
+
+# The same policies with the cost model measured on rxe by BENCH=reg
+# (ordinary registration), if that benchmark has run.
+reg=$top/build/bench/reg.jsonl
+if [ -r "$reg" ] && grep -q cost_model_a_ns "$reg"; then
+	costs=$(python3 - "$reg" <<'PY'
+import json, sys
+m = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d["metric"].startswith("cost_model_") and d["mode"] == "ordinary":
+        m[d["metric"]] = round(d["value"])
+print(",".join(str(m[k]) for k in ("cost_model_a_ns", "cost_model_b_ns",
+                                   "cost_model_a2_ns", "cost_model_b2_ns")))
+PY
+)
+	for p in none lru mre gdsf; do
+		for c in 4096 16384; do
+			"$replay" -l httpd -p "$p" -c "$c" -C "$costs" -M rxe-ordinary $HTTPD
+			[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p "$p" -c "$c" \
+				-C "$costs" -M rxe-ordinary -f cloudphysics -t "$cp_trace"
+		done
+	done
+else
+	echo "bench_trace: no cost model in $reg (make bench BENCH=reg), papers' only" >&2
+fi

@@ -15,7 +15,7 @@ import json, sys, collections
 rows = [json.loads(l) for l in open(sys.argv[1])]
 by = collections.defaultdict(list)
 for r in rows:
-    if r["resort_pct"] == 0 and r["evict_pct"] == 0:
+    if r["resort_pct"] == 0 and r["evict_pct"] == 0 and r.get("cost_model", "papers") == "papers":
         by[(r["trace"], r["policy"])].append(r)
 for (trace, policy), rs in by.items():
     with open(f"{sys.argv[2]}/{trace}-{policy}.dat", "w") as f:

@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"  -R PCT      MRE resorting section, %% of cached pages\n"
 		"  -E PCT      MRE eviction segment, %% of the capacity\n"
 		"  -C a,b,a',b'  cost model in ns (default 770,7420,220,1100)\n"
+		"  -M NAME     name of the cost model in the output (default papers,\n"
+		"              or custom with -C)\n"
 		"  -l NAME     trace name in the output\n"
 		"  -x          also run the user-space LRU reference and fail if\n"
 		"              it disagrees (requests must not partially overlap)\n");
@@ -45,13 +47,13 @@ int main(int argc, char **argv)
 				  .cache_pages = 4096, .max_regions = 65536 };
 	struct synth syn = { .requests = 100000, .objects = 10000,
 			     .zipf = 0.8, .seed = 1 };
-	const char *format = "cello", *file = NULL, *name = NULL;
+	const char *format = "cello", *file = NULL, *name = NULL, *model = NULL;
 	struct replay_result res;
 	struct trace t = { 0 };
 	int c, ret, check = 0;
 	unsigned int p;
 
-	while ((c = getopt(argc, argv, "f:t:n:N:z:s:p:c:r:R:E:C:l:xh")) != -1) {
+	while ((c = getopt(argc, argv, "f:t:n:N:z:s:p:c:r:R:E:C:M:l:xh")) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 't': file = optarg; break;
@@ -64,6 +66,7 @@ int main(int argc, char **argv)
 		case 'R': cfg.resort_pct = strtoul(optarg, NULL, 0); break;
 		case 'E': cfg.evict_pct = strtoul(optarg, NULL, 0); break;
 		case 'l': name = optarg; break;
+		case 'M': model = optarg; break;
 		case 'x': check = 1; break;
 		case 'C':
 			if (sscanf(optarg, "%u,%u,%u,%u", &cfg.cost[0],
@@ -141,7 +144,8 @@ int main(int argc, char **argv)
 	       "\"hit_ratio\":%.6f,\"cost_us\":%.1f,\"registrations\":%" PRIu64
 	       ",\"deregistrations\":%" PRIu64 ",\"dereg_batches\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u}\n",
+	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u,"
+	       "\"cost_model\":\"%s\"}\n",
 	       name ? name : format, policies[cfg.policy],
 	       cfg.cache_pages, (uint64_t)res.st.requests, asked,
 	       (uint64_t)res.st.reg_pages,
@@ -150,7 +154,8 @@ int main(int argc, char **argv)
 	       res.cost_us, (uint64_t)res.st.registrations,
 	       (uint64_t)res.st.deregistrations, (uint64_t)res.st.dereg_batches,
 	       (uint64_t)res.st.overlap, (uint64_t)res.st.miss,
-	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct);
+	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct,
+	       model ? model : cfg.cost[0] ? "custom" : "papers");
 
 	if (check) {
 		struct refsim_result ref;
