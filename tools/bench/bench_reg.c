@@ -102,15 +102,28 @@ struct result {
 	unsigned int iters;
 };
 
+/* Median and mean of @n samples (sorts them). */
+static struct result summarize(uint64_t *t, unsigned int n)
+{
+	struct result res = { .iters = n };
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		sum += t[i];
+	qsort(t, n, sizeof(t[0]), cmp_u64);
+	res.median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
+	res.mean = (double)sum / n;
+	return res;
+}
+
 enum mode { ORDINARY, FAST, CACHED, OVERLAP, NMODES };
 static const char *const mode_name[] = { "ordinary", "fast", "cached", "overlap" };
 
 static struct result measure(enum mode m, size_t size)
 {
 	static uint64_t t[MAX_ITERS];
-	struct result res = { 0 };
 	uint32_t held = 0;
-	uint64_t start, sum = 0;
+	uint64_t start;
 	unsigned int i, n = 0;
 	char *buf;
 	int fd, ret;
@@ -144,14 +157,7 @@ static struct result measure(enum mode m, size_t size)
 		mrrc_release(fd, &held, 1);
 	close(fd);
 	munmap(buf, size);
-
-	for (i = 0; i < n; i++)
-		sum += t[i];
-	qsort(t, n, sizeof(t[0]), cmp_u64);
-	res.median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
-	res.mean = (double)sum / n;
-	res.iters = n;
-	return res;
+	return summarize(t, n);
 }
 
 static unsigned int cur_batch = 1;
@@ -177,8 +183,6 @@ static struct result batched_hits(size_t size)
 	static uint64_t t[MAX_ITERS];
 	static struct mrrc_reg_req reqs[BATCH];
 	static struct mrrc_seg segs[BATCH];
-	struct result res = { 0 };
-	uint64_t sum = 0;
 	unsigned int n = 0, i, k;
 	char *buf;
 	int fd;
@@ -208,13 +212,7 @@ static struct result batched_hits(size_t size)
 	}
 	close(fd);
 	munmap(buf, size * BATCH);
-	for (i = 0; i < n; i++)
-		sum += t[i];
-	qsort(t, n, sizeof(t[0]), cmp_u64);
-	res.median = (t[n / 2 - 1] + t[n / 2]) / 2.0;
-	res.mean = (double)sum / n;
-	res.iters = n;
-	return res;
+	return summarize(t, n);
 }
 
 /* Hit latency with @nreg one-page regions cached (every other page). */
@@ -224,9 +222,7 @@ static struct result hit_latency(unsigned long nreg)
 	size_t span = nreg * 2 * 4096;
 	struct mrrc_reg_req *reqs;
 	struct mrrc_seg *segs;
-	struct result res = { 0 };
 	unsigned int seed = 7, n = 0, i;
-	uint64_t sum = 0;
 	char *buf;
 	int fd;
 
@@ -278,14 +274,7 @@ static struct result hit_latency(unsigned long nreg)
 	munmap(buf, span);
 	free(reqs);
 	free(segs);
-
-	for (i = 0; i < n; i++)
-		sum += t[i];
-	qsort(t, n, sizeof(t[0]), cmp_u64);
-	res.median = (t[n / 2 - 1] + t[n / 2]) / 2.0;
-	res.mean = (double)sum / n;
-	res.iters = n;
-	return res;
+	return summarize(t, n);
 }
 
 /*
