@@ -47,7 +47,13 @@ tap() {
 	desc="tools.replay_lru_matches_reference_httpd_region_limit"
 	tap mrrc-replay -x -p lru -f httpd -n 30000 -N 3000 -c 20000 -r 500 -s 3
 	desc="tools.replay_cloudphysics_trace"
-	tap sh -c "mrrc-replay -f cloudphysics -t $MRRC_REPO/../shared/traces/cloudPhysicsIO.csv -p mre -c 4096 | grep -q '\"requests\":113872'"
+	trace=$MRRC_REPO/../shared/traces/cloudPhysicsIO.csv
+	if [ -r "$trace" ]; then
+		tap sh -c "mrrc-replay -f cloudphysics -t $trace -p mre -c 4096 | grep -q '\"requests\":113872'"
+	else
+		n=$((n + 1))
+		echo "ok $n $desc # SKIP $trace not found"
+	fi
 } > "$out/tools.tap"
 cat "$out/tools.tap"
 exit $rc
