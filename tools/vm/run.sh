@@ -27,6 +27,17 @@ for f in "/boot/vmlinuz-$kver" "$initrd" "$ko"; do
 	[ -r "$f" ] || { echo "vm: missing $f (run make deps all)" >&2; exit 124; }
 done
 
+# shared/ beside the repository (papers, traces) is visible at the same
+# path, read-only, even where the guest's tmpfs would hide it.
+shared=$(cd "$repo/.." && pwd)/shared
+share_args=
+if [ -d "$shared" ]; then
+	case "$shared" in
+	*[!A-Za-z0-9/._+-]*) ;;
+	*) share_args="-fsdev local,id=shared,path=$shared,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=shared,mount_tag=shared" ;;
+	esac
+fi
+
 mkdir -p "$build/vm"
 run=$(mktemp -d "$build/vm/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
@@ -42,11 +53,11 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
 	qemu-system-x86_64 -nographic -no-reboot -nic none \
 	-machine q35 -bios qboot.rom -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver" \
+	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=repo,path="$repo",security_model=none,multidevs=remap \
-	-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
+	-device virtio-9p-pci,fsdev=repo,mount_tag=repo $share_args \
 	< /dev/null | tr -d '\r' || true
 
 if [ ! -s "$run/status" ]; then
