@@ -481,7 +481,7 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
 /* Register pages [start, last]; the region comes back with one user. */
 static int mrrc_region_create(struct mrrc_cache *c, unsigned long start,
 			      unsigned long last, u32 access, bool cached,
-			      struct mrrc_region **out)
+			      struct mrrc_region **out, struct page **kpages)
 {
 	bool watch = mrrc_cache_user(c) && cached;
 	unsigned long seq = 0;
@@ -496,6 +496,7 @@ again:
 	r->it.last = last;
 	r->cache = c;
 	r->access = access;
+	r->kpages = kpages;
 	INIT_LIST_HEAD(&r->node);
 	INIT_LIST_HEAD(&r->inval_node);
 	RB_CLEAR_NODE(&r->gd_node);
@@ -516,6 +517,7 @@ again:
 	}
 
 	ret = c->reg->reg(c, r);
+	r->kpages = NULL;	/* the caller's array; only used to register */
 	if (ret)
 		goto err_notifier;
 
@@ -679,7 +681,7 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
 	struct mrrc_piece p = { .start = s, .last = l };
 	int ret;
 
-	ret = mrrc_region_create(c, s, l, access, false, &p.r);
+	ret = mrrc_region_create(c, s, l, access, false, &p.r, NULL);
 	if (ret)
 		return ret;
 	mrrc_fill_seg(&segs[0], &p, addr, addr + len);
@@ -773,7 +775,7 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		if (pieces[i].r)
 			continue;
 		ret = mrrc_region_create(c, pieces[i].start, pieces[i].last,
-					 access, true, &pieces[i].r);
+					 access, true, &pieces[i].r, NULL);
 		if (!ret)
 			mrrc_cache_insert(c, pieces[i].r);
 	}
@@ -822,6 +824,50 @@ out_free:
 	if (pieces != small)
 		kfree(pieces);
 out_unlock:
+	mutex_unlock(&c->mutex);
+	return ret;
+}
+
+/**
+ * mrrc_cache_reg_pages() - register a kernel page array, uncached
+ * @c: a cache of kernel memory in fast mode
+ * @pages: the pages, in order; they need not be contiguous
+ * @npages: how many
+ * @access: MRRC_ACCESS_* bits
+ * @seg: receives the one segment: iova 0, @npages pages long
+ * @handle: receives the handle; releasing it deregisters
+ *
+ * Pages have no address to key a cache on, so the registration is not
+ * cached; it uses the same FRWR pools as every other one.
+ *
+ * Return: 0; -EINVAL for no pages, bad access, a user-memory cache or a
+ * mode other than fast; -E2BIG for more pages than the largest fast MR;
+ * or the registrar's error.
+ */
+int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
+			 unsigned int npages, u32 access, struct mrrc_seg *seg,
+			 u32 *handle)
+{
+	struct mrrc_piece p = { .start = 0, .last = npages - 1 };
+	int ret;
+
+	if (!npages || c->mm || access & ~MRRC_ACCESS_ALL)
+		return -EINVAL;
+	mutex_lock(&c->mutex);
+	if (c->reg != &mrrc_registrar_fast) {
+		ret = -EINVAL;
+		goto out;
+	}
+	c->st.requests++;
+	c->st.miss++;
+	ret = mrrc_region_create(c, 0, npages - 1, access, false, &p.r, pages);
+	if (ret)
+		goto out;
+	mrrc_fill_seg(seg, &p, 0, (u64)npages << PAGE_SHIFT);
+	ret = mrrc_handle_create(c, &p, 1, handle);
+	if (ret)
+		mrrc_region_put(c, p.r);
+out:
 	mutex_unlock(&c->mutex);
 	return ret;
 }

@@ -55,6 +55,8 @@ struct mrrc_cache;
  * @notifier: the mmu interval notifier over the range
  * @mr: the registration
  * @priv: registrar-specific state (fast: the pooled MR and its pages)
+ * @kpages: for a kernel page array, the caller's pages (during
+ *	registration only); NULL for a virtual range
  * @lkey: local key
  * @rkey: remote key
  */
@@ -76,6 +78,7 @@ struct mrrc_region {
 	struct mmu_interval_notifier notifier;
 	struct ib_mr *mr;
 	void *priv;
+	struct page **kpages;
 	u32 lkey;
 	u32 rkey;
 };
@@ -201,6 +204,9 @@ struct mrrc_reg_out {
 
 struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm);
 int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len);
+int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
+			 unsigned int npages, u32 access, struct mrrc_seg *seg,
+			 u32 *handle);
 void mrrc_cache_destroy(struct mrrc_cache *c);
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg);
 int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,

@@ -556,8 +556,12 @@ static void mrrc_frwr_unpin(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
 	fm->pages = NULL;
 }
 
-/* Kernel memory: the caller owns the pages, nothing to pin or charge. */
-static int mrrc_frwr_kernel_pages(struct mrrc_frwr_mr *fm, unsigned long start)
+/*
+ * Kernel memory: the caller owns the pages, nothing to pin or charge.  A
+ * page array comes as it is; a virtual range is looked up page by page.
+ */
+static int mrrc_frwr_kernel_pages(struct mrrc_frwr_mr *fm, unsigned long start,
+				  struct page **kpages)
 {
 	unsigned int i;
 
@@ -565,6 +569,10 @@ static int mrrc_frwr_kernel_pages(struct mrrc_frwr_mr *fm, unsigned long start)
 				   GFP_KERNEL_ACCOUNT);
 	if (!fm->pages)
 		return -ENOMEM;
+	if (kpages) {
+		memcpy(fm->pages, kpages, fm->npages * sizeof(*fm->pages));
+		return 0;
+	}
 	for (i = 0; i < fm->npages; i++) {
 		void *va = (void *)(start + ((unsigned long)i << PAGE_SHIFT));
 
@@ -604,7 +612,7 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 
 	fm->npages = mrrc_region_pages(r);
 	if (!c->mm) {
-		ret = mrrc_frwr_kernel_pages(fm, start);
+		ret = mrrc_frwr_kernel_pages(fm, start, r->kpages);
 		if (ret)
 			return ret;
 	} else {

@@ -94,6 +94,29 @@ int mrrc_kcache_reg(struct mrrc_kcache *kc, void *addr, size_t len,
 EXPORT_SYMBOL_GPL(mrrc_kcache_reg);
 
 /**
+ * mrrc_kcache_reg_pages() - register an array of kernel pages
+ * @kc: the cache (mode MRRC_MODE_FAST)
+ * @pages: @npages pages, in order; they need not be contiguous
+ * @npages: at most the device's max_fast_reg_page_list_len
+ * @access: MRRC_ACCESS_* bits
+ * @seg: receives the segment: address 0 (the MR's iova), @npages pages
+ * @handle: receives the handle; mrrc_kcache_release() deregisters it
+ *
+ * Not cached: pages have no address to look them up by.  The pages must
+ * stay allocated until the handle is released.
+ *
+ * Return: 0, -EINVAL, -E2BIG (too many pages), -ENOMEM or -EIO.
+ */
+int mrrc_kcache_reg_pages(struct mrrc_kcache *kc, struct page **pages,
+			  unsigned int npages, u32 access, struct mrrc_seg *seg,
+			  u32 *handle)
+{
+	return mrrc_cache_reg_pages(to_cache(kc), pages, npages, access, seg,
+				    handle);
+}
+EXPORT_SYMBOL_GPL(mrrc_kcache_reg_pages);
+
+/**
  * mrrc_kcache_release() - give a registration back to the cache
  * @kc: the cache
  * @handle: from mrrc_kcache_reg()

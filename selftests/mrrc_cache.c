@@ -793,7 +793,7 @@ TEST(kernel_api)
 	slash = strrchr(path, '/');
 	ASSERT_NE(NULL, slash);
 	snprintf(slash + 1, sizeof(path) - (slash + 1 - path), "mrrc_ktest.ko");
-	before = count_lines("dmesg", "mrrc_ktest: 1 devices, 25 passed, 0 failed");
+	before = count_lines("dmesg", "mrrc_ktest: 1 devices, 29 passed, 0 failed");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd) TH_LOG("%s", path);
 	ret = syscall(__NR_finit_module, fd, "", 0);
@@ -804,7 +804,7 @@ TEST(kernel_api)
 	ASSERT_EQ(0, ret) TH_LOG("mrrc_ktest failed: %s", strerror(err));
 	ASSERT_EQ(0, unload);
 	ASSERT_EQ(before + 1, count_lines("dmesg",
-					  "mrrc_ktest: 1 devices, 25 passed, 0 failed"));
+					  "mrrc_ktest: 1 devices, 29 passed, 0 failed"));
 }
 
 TEST(unbound_context)

@@ -5,6 +5,7 @@
  * it: its own PD, kmalloc() and vmalloc() buffers.  Prints "mrrc_ktest:
  * N passed, N failed" and refuses to load if anything failed.
  */
+#include <linux/gfp.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -77,14 +78,39 @@ static void ktest_cases(struct mrrc_kcache *kc, char *km, char *vm)
 			      &h2) == -EINVAL);
 	CHECK(mrrc_kcache_config(kc, &cfg) == -EINVAL);
 
+	/* A page array: non-contiguous pages, one uncached registration. */
+	{
+		struct page *pg[3] = {};
+		u32 ph = 0;
+		int k;
+
+		for (k = 0; k < 3; k++)
+			pg[k] = alloc_page(GFP_KERNEL);
+		if (pg[0] && pg[1] && pg[2]) {
+			ret = mrrc_kcache_reg_pages(kc, pg, 3, RW, &segs[0],
+						    &ph);
+			CHECK(ret == 0 && ph != 0);
+			CHECK(segs[0].addr == 0 &&
+			      segs[0].length == 3 * PAGE_SIZE && segs[0].lkey);
+			CHECK(mrrc_kcache_release(kc, ph) == 0);
+		} else {
+			failed++;
+		}
+		CHECK(mrrc_kcache_reg_pages(kc, pg, 0, RW, &segs[0], &ph) ==
+		      -EINVAL);
+		for (k = 0; k < 3; k++)
+			if (pg[k])
+				__free_page(pg[k]);
+	}
+
 	mrrc_kcache_stats(kc, &st);
-	CHECK(st.registrations == 4 && st.reg_wrs == 4);
+	CHECK(st.registrations == 5 && st.reg_wrs == 5);
 	CHECK(st.invalidations == 2 && st.pinned_pages == 0);
 	CHECK(mrrc_kcache_flush(kc) == 2);
 	mrrc_kcache_stats(kc, &st);
 	CHECK(st.registrations == st.deregistrations);
 	CHECK(st.cached_regions == 0 && st.handles == 0);
-	CHECK(st.inv_chains == 2);
+	CHECK(st.inv_chains == 3);
 }
 
 static int ktest_add(struct ib_device *dev)
