@@ -19,6 +19,14 @@ for p in $pkgs; do
 		missing="$missing $p"
 done
 
+apt_update() {
+	apt-get update -q > "$build/apt.log" 2>&1 || {
+		cat "$build/apt.log" >&2
+		echo "deps: apt-get update failed" >&2
+		exit 1
+	}
+}
+
 apt_install() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 		--no-install-recommends "$@" > "$build/apt.log" 2>&1 || {
@@ -32,7 +40,7 @@ mkdir -p "$build"
 updated=
 if [ -n "$missing" ]; then
 	echo "deps: installing$missing"
-	apt-get update -q > "$build/apt.log" 2>&1
+	apt_update
 	updated=1
 	apt_install $missing
 	# Keep the 6.1 kernel when the backports metapackage replaces it.
@@ -55,7 +63,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 		updated=
 	fi
-	[ -n "$updated" ] || apt-get update -q > "$build/apt.log" 2>&1
+	[ -n "$updated" ] || apt_update
 	apt_install -t bookworm-backports linux-image-amd64 linux-headers-amd64
 fi
 
