@@ -599,10 +599,25 @@ static int mrrc_handle_create(struct mrrc_cache *c, struct mrrc_piece *pieces,
 	return 0;
 }
 
-/* Build the pieces of pages [s, l] against @root; returns their number. */
+static void mrrc_piece_set(struct mrrc_piece *p, unsigned int n,
+			   unsigned int room, unsigned long start,
+			   unsigned long last, struct mrrc_region *r)
+{
+	if (n < room) {
+		p[n].start = start;
+		p[n].last = last;
+		p[n].r = r;
+	}
+}
+
+/*
+ * Build the pieces of pages [s, l] against @root into @p, writing at most
+ * @room of them.  Returns how many there are: if that is more than @room,
+ * the caller makes room and plans again.
+ */
 static unsigned int mrrc_plan(struct rb_root_cached *root, unsigned long s,
 			      unsigned long l, struct mrrc_piece *p,
-			      unsigned int *ncached)
+			      unsigned int room, unsigned int *ncached)
 {
 	struct interval_tree_node *it;
 	unsigned long cur = s;
@@ -611,34 +626,16 @@ static unsigned int mrrc_plan(struct rb_root_cached *root, unsigned long s,
 	*ncached = 0;
 	for (it = interval_tree_iter_first(root, s, l); it;
 	     it = interval_tree_iter_next(it, s, l)) {
-		if (it->start > cur) {
-			p[n].start = cur;
-			p[n].last = it->start - 1;
-			p[n++].r = NULL;
-		}
-		p[n].start = max(cur, it->start);
-		p[n].last = min(l, it->last);
-		p[n++].r = container_of(it, struct mrrc_region, it);
+		if (it->start > cur)
+			mrrc_piece_set(p, n++, room, cur, it->start - 1, NULL);
+		mrrc_piece_set(p, n++, room, max(cur, it->start),
+			       min(l, it->last),
+			       container_of(it, struct mrrc_region, it));
 		(*ncached)++;
 		cur = it->last + 1;
 	}
-	if (cur <= l) {
-		p[n].start = cur;
-		p[n].last = l;
-		p[n++].r = NULL;
-	}
-	return n;
-}
-
-static unsigned int mrrc_count_overlaps(struct rb_root_cached *root,
-					unsigned long s, unsigned long l)
-{
-	struct interval_tree_node *it;
-	unsigned int n = 0;
-
-	for (it = interval_tree_iter_first(root, s, l); it;
-	     it = interval_tree_iter_next(it, s, l))
-		n++;
+	if (cur <= l)
+		mrrc_piece_set(p, n++, room, cur, l, NULL);
 	return n;
 }
 
@@ -747,15 +744,16 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		goto out_unlock;
 	}
 
-	n = 2 * mrrc_count_overlaps(root, s, l) + 1;
+	/* One tree walk in the common case; a second only to fill a bigger array. */
+	n = mrrc_plan(root, s, l, small, ARRAY_SIZE(small), &ncached);
 	if (n > ARRAY_SIZE(small)) {
 		pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
 		if (!pieces) {
 			ret = -ENOMEM;
 			goto out_unlock;
 		}
+		mrrc_plan(root, s, l, pieces, n, &ncached);
 	}
-	n = mrrc_plan(root, s, l, pieces, &ncached);
 	if (n > room) {
 		ret = -EOVERFLOW;
 		goto out_free;
