@@ -39,7 +39,8 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
-LIB_SRCS := lib/libmrrc.c
+LIB_SRCS := lib/libmrrc.c lib/frrwp.c
+LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
 	tools/mrrc/stat.c
@@ -83,17 +84,17 @@ modules-all: $(foreach v,$(KVERS),$(B)/kmod/$(v)/mrrc.ko)
 
 # ---- libmrrc --------------------------------------------------------------
 
-$(B)/lib/libmrrc.o: $(LIB_SRCS) $(LIB_HDRS) lib/libmrrc.map
+$(B)/lib/%.o: lib/%.c $(LIB_HDRS) lib/libmrrc.map
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
-$(B)/lib/libmrrc.so.$(LIB_VERSION): $(B)/lib/libmrrc.o lib/libmrrc.map
+$(B)/lib/libmrrc.so.$(LIB_VERSION): $(LIB_OBJS) lib/libmrrc.map
 	$(CC) -shared -Wl,-soname,libmrrc.so.$(LIB_MAJOR) \
-		-Wl,--version-script=lib/libmrrc.map -o $@ $<
+		-Wl,--version-script=lib/libmrrc.map -o $@ $(LIB_OBJS)
 	ln -sf libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.so.$(LIB_MAJOR)
 	ln -sf libmrrc.so.$(LIB_MAJOR) $(B)/lib/libmrrc.so
 
-$(B)/lib/libmrrc.a: $(B)/lib/libmrrc.o
+$(B)/lib/libmrrc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 

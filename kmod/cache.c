@@ -897,6 +897,92 @@ int mrrc_cache_release(struct mrrc_cache *c, u32 id)
 }
 
 /**
+ * mrrc_cache_handle_ref() - take a new handle on part of a handle's range
+ * @c: the cache
+ * @id: an existing handle
+ * @addr: first byte, inside the handle's range
+ * @len: bytes
+ * @access: MRRC_ACCESS_* bits the regions must have
+ * @segs: receives the segments, in address order
+ * @room: entries @segs has
+ * @out: the new handle and the number of segments
+ *
+ * For operations that name memory by handle: the new handle keeps the
+ * regions alive while the operation runs, whatever happens to @id.
+ *
+ * Return: 0; -ENOENT if @id names no handle; -EINVAL if the range is empty
+ * or not inside the handle, or a region lacks @access; -ESTALE if the
+ * memory under a region changed since it was registered; -EOVERFLOW when
+ * @room is too small; -ENOMEM.
+ */
+int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
+			  u32 access, struct mrrc_seg *segs, u32 room,
+			  struct mrrc_reg_out *out)
+{
+	struct mrrc_piece pieces[8];
+	struct mrrc_handle *h;
+	unsigned long s, l, next;
+	unsigned int i, n = 0;
+	int ret = 0;
+
+	if (!len || addr + len < addr)
+		return -EINVAL;
+	s = addr >> PAGE_SHIFT;
+	l = (addr + len - 1) >> PAGE_SHIFT;
+	room = min_t(u32, room, ARRAY_SIZE(pieces));
+
+	mutex_lock(&c->mutex);
+	h = xa_load(&c->handles, id);
+	if (!h) {
+		ret = -ENOENT;
+		goto out;
+	}
+	next = s;
+	for (i = 0; i < h->n && next <= l; i++) {
+		struct mrrc_region *r = h->r[i];
+
+		if (r->it.last < next || r->it.start > l)
+			continue;
+		if (r->it.start > next || (r->access & access) != access) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (READ_ONCE(r->invalid)) {
+			ret = -ESTALE;
+			goto out;
+		}
+		if (n == room) {
+			ret = -EOVERFLOW;
+			goto out;
+		}
+		pieces[n].start = next;
+		pieces[n].last = min(l, r->it.last);
+		pieces[n].r = r;
+		next = pieces[n].last + 1;
+		n++;
+	}
+	if (next <= l) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		mrrc_region_get(c, pieces[i].r);
+		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
+	}
+	ret = mrrc_handle_create(c, pieces, n, &out->handle);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			mrrc_region_put(c, pieces[i].r);
+		goto out;
+	}
+	out->nsegs = n;
+	out->result = n > 1 ? MRRC_RESULT_SPAN : MRRC_RESULT_SUBSET;
+out:
+	mutex_unlock(&c->mutex);
+	return ret;
+}
+
+/**
  * mrrc_cache_invalidate() - drop every cached region over a range
  * @c: the cache
  * @addr: first byte

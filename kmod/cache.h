@@ -213,6 +213,15 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   u32 flags, struct mrrc_seg *segs, u32 room,
 		   struct mrrc_reg_out *out);
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
+int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
+			  u32 access, struct mrrc_seg *segs, u32 room,
+			  struct mrrc_reg_out *out);
+
+/* The registration mode; stable while the owning context's lock is held. */
+static inline u32 mrrc_cache_mode(const struct mrrc_cache *c)
+{
+	return c->cfg.mode;
+}
 u32 mrrc_cache_flush(struct mrrc_cache *c);
 void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
 void mrrc_cache_global_stats(struct mrrc_cache_stats *st);

@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 
 #include "mrrc.h"
 
@@ -26,10 +27,20 @@ static int mrrc_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/* Readable while completions or connection events wait for MRRC_IOC_POLL. */
+static __poll_t mrrc_poll(struct file *filp, poll_table *wait)
+{
+	struct mrrc_ctx *ctx = filp->private_data;
+
+	poll_wait(filp, &ctx->wq, wait);
+	return list_empty_careful(&ctx->done) ? 0 : EPOLLIN | EPOLLRDNORM;
+}
+
 static const struct file_operations mrrc_fops = {
 	.owner = THIS_MODULE,
 	.open = mrrc_open,
 	.release = mrrc_release,
+	.poll = mrrc_poll,
 	.unlocked_ioctl = mrrc_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };

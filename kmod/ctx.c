@@ -8,6 +8,7 @@
 
 #include "mrrc.h"
 #include "cache.h"
+#include "conn.h"
 
 struct mrrc_ctx *mrrc_ctx_create(void)
 {
@@ -20,6 +21,10 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->dev_node);
+	xa_init_flags(&ctx->conns, XA_FLAGS_ALLOC1);
+	spin_lock_init(&ctx->done_lock);
+	INIT_LIST_HEAD(&ctx->done);
+	init_waitqueue_head(&ctx->wq);
 	ctx->pid = task_tgid_vnr(current);
 	atomic_inc(&mrrc_nr_ctx);
 	return ctx;
@@ -30,6 +35,8 @@ static void mrrc_ctx_free(struct kref *ref)
 	struct mrrc_ctx *ctx = container_of(ref, struct mrrc_ctx, ref);
 
 	WARN_ON(ctx->dev || ctx->pd);
+	mrrc_done_drain(ctx, true);
+	xa_destroy(&ctx->conns);
 	mutex_destroy(&ctx->lock);
 	atomic_dec(&mrrc_nr_ctx);
 	kfree(ctx);
@@ -51,6 +58,9 @@ static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
 
 	lockdep_assert_held(&ctx->lock);
 
+	/* Connections use the cache's registrations and the PD: first. */
+	mrrc_conns_destroy(ctx);
+	mrrc_done_drain(ctx, false);
 	if (ctx->cache) {
 		mrrc_cache_destroy(ctx->cache);
 		ctx->cache = NULL;

@@ -17,6 +17,7 @@
 
 #include "mrrc.h"
 #include "cache.h"
+#include "conn.h"
 
 /* Most requests or handles one REG or RELEASE call takes. */
 #define MRRC_MAX_BATCH		65536
@@ -34,17 +35,25 @@ union mrrc_ucmd_buffer {
 	struct mrrc_release release;
 	struct mrrc_flush flush;
 	struct mrrc_cache_stats cache_stats;
+	struct mrrc_listen listen;
+	struct mrrc_connect connect;
+	struct mrrc_conn_cmd conn_cmd;
+	struct mrrc_post post;
+	struct mrrc_poll poll;
+	struct mrrc_cancel cancel;
+	struct mrrc_conn_query conn_query;
 };
 
 struct mrrc_ucmd {
 	struct mrrc_ctx *ctx;
+	unsigned int nr;
 	void __user *ubuffer;
 	u32 user_size;
 	void *cmd;
 };
 
 /* Write @n kernel records of @ksize bytes as user records of @usize bytes. */
-static int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf,
+int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf,
 			     size_t ksize, unsigned int n)
 {
 	void __user *dst = u64_to_user_ptr(uptr);
@@ -75,7 +84,8 @@ static int mrrc_cmd_query(struct mrrc_ucmd *ucmd)
 
 	q->abi_version = MRRC_ABI_VERSION;
 	q->num_devices = mrrc_device_count();
-	q->features = MRRC_FEATURE_DEVICES | MRRC_FEATURE_CACHE;
+	q->features = MRRC_FEATURE_DEVICES | MRRC_FEATURE_CACHE |
+		      MRRC_FEATURE_DATA;
 	q->last_cmd = MRRC_CMD_LAST;
 	return 0;
 }
@@ -430,6 +440,54 @@ static int mrrc_cmd_cache_stats(struct mrrc_ucmd *ucmd)
 	return 0;
 }
 
+static int mrrc_cmd_listen(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_listen(ucmd->ctx, ucmd->cmd);
+}
+
+static int mrrc_cmd_connect(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_connect(ucmd->ctx, ucmd->cmd);
+}
+
+static int mrrc_cmd_conn(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_conn_cmd(ucmd->ctx, ucmd->nr, ucmd->cmd);
+}
+
+static int mrrc_cmd_post(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_post(ucmd->ctx, ucmd->cmd);
+}
+
+static int mrrc_cmd_poll(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_poll_cq(ucmd->ctx, ucmd->cmd);
+}
+
+static int mrrc_cmd_cancel(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_cancel(ucmd->ctx, ucmd->cmd);
+}
+
+static int mrrc_cmd_conn_query(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_conn_query(ucmd->ctx, ucmd->cmd);
+}
+
+/* The id a failed LISTEN or CONNECT would have had is never reported. */
+static void mrrc_cmd_conn_abort(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_conn_cmd destroy = {
+		.size = sizeof(destroy),
+		.id = ucmd->nr == MRRC_CMD_LISTEN ?
+		      ((struct mrrc_listen *)ucmd->cmd)->id :
+		      ((struct mrrc_connect *)ucmd->cmd)->id,
+	};
+
+	mrrc_conn_cmd(ucmd->ctx, MRRC_CMD_DESTROY, &destroy);
+}
+
 struct mrrc_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
@@ -476,6 +534,28 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 		      __reserved),
 	MRRC_IOCTL_OP(MRRC_CMD_CACHE_STATS, mrrc_cmd_cache_stats,
 		      struct mrrc_cache_stats, mre_recency),
+	MRRC_IOCTL_OP_FULL(MRRC_CMD_LISTEN, mrrc_cmd_listen,
+			   mrrc_cmd_conn_abort, false, struct mrrc_listen,
+			   user_data),
+	MRRC_IOCTL_OP_FULL(MRRC_CMD_CONNECT, mrrc_cmd_connect,
+			   mrrc_cmd_conn_abort, false, struct mrrc_connect,
+			   user_data),
+	MRRC_IOCTL_OP(MRRC_CMD_ACCEPT, mrrc_cmd_conn, struct mrrc_conn_cmd,
+		      user_data),
+	MRRC_IOCTL_OP(MRRC_CMD_REJECT, mrrc_cmd_conn, struct mrrc_conn_cmd,
+		      user_data),
+	MRRC_IOCTL_OP(MRRC_CMD_DISCONNECT, mrrc_cmd_conn,
+		      struct mrrc_conn_cmd, user_data),
+	MRRC_IOCTL_OP(MRRC_CMD_DESTROY, mrrc_cmd_conn, struct mrrc_conn_cmd,
+		      user_data),
+	MRRC_IOCTL_OP_BATCH(MRRC_CMD_POST, mrrc_cmd_post, struct mrrc_post,
+			    __reserved),
+	MRRC_IOCTL_OP(MRRC_CMD_POLL, mrrc_cmd_poll, struct mrrc_poll,
+		      __reserved),
+	MRRC_IOCTL_OP(MRRC_CMD_CANCEL, mrrc_cmd_cancel, struct mrrc_cancel,
+		      tag),
+	MRRC_IOCTL_OP(MRRC_CMD_CONN_QUERY, mrrc_cmd_conn_query,
+		      struct mrrc_conn_query, ctrl_recv),
 };
 
 long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -497,6 +577,7 @@ long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 
 	ucmd.ctx = ctx;
+	ucmd.nr = nr;
 	ucmd.ubuffer = (void __user *)arg;
 	ret = get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer);
 	if (ret)

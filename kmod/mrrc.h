@@ -14,6 +14,7 @@
  * Lock order (outermost first)
  * ----------------------------
  *   ctx->lock  ->  mrrc_devices_lock  ->  dev->lock
+ *   ctx->lock  ->  conn->lock  ->  ctx->done_lock    (see conn.h)
  *
  * The remove callback never holds dev->lock or mrrc_devices_lock while it
  * takes a ctx->lock; it pins the context with a reference instead.
@@ -25,6 +26,8 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/atomic.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "mrrc_abi.h"
@@ -71,6 +74,11 @@ struct mrrc_device {
  * @dead: the bound device was removed; the context is unusable
  * @dev_node: entry on @dev->ctx_list, protected by @dev->lock
  * @pid: thread group id of the opener, for introspection
+ * @conns: connections and listeners by id; changed under @lock, except
+ *	that a listener's connection requests add to it
+ * @done_lock: protects @done
+ * @done: completions and events not yet polled (struct mrrc_done)
+ * @wq: woken when @done gains an entry; poll(2) waits here
  */
 struct mrrc_ctx {
 	struct kref ref;
@@ -81,6 +89,10 @@ struct mrrc_ctx {
 	bool dead;
 	struct list_head dev_node;
 	pid_t pid;
+	struct xarray conns;
+	spinlock_t done_lock;		/* see @done_lock above */
+	struct list_head done;
+	wait_queue_head_t wq;
 };
 
 /* Global state, see main.c */
@@ -114,6 +126,8 @@ void mrrc_device_detach_all(struct mrrc_device *dev);
 
 /* ioctl.c */
 long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf, size_t ksize,
+		      unsigned int n);
 
 /* chardev.c */
 extern ushort mrrc_dev_mode;

@@ -6,8 +6,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "libmrrc.h"
 
@@ -207,4 +211,178 @@ MRRC_EXPORT int mrrc_global_stats(int fd, struct mrrc_cache_stats *st)
 	st->size = sizeof(*st);
 	st->flags = MRRC_STATS_GLOBAL;
 	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
+}
+
+/* ---- connections and the data path ------------------------------------- */
+
+static int mrrc_addr_set(struct mrrc_addr *a, const struct sockaddr *sa)
+{
+	memset(a, 0, sizeof(*a));
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		a->family = AF_INET;
+		a->port = ntohs(sin->sin_port);
+		memcpy(a->addr, &sin->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		a->family = AF_INET6;
+		a->port = ntohs(sin6->sin6_port);
+		a->scope_id = sin6->sin6_scope_id;
+		memcpy(a->addr, &sin6->sin6_addr, 16);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+MRRC_EXPORT int mrrc_listen(int fd, const struct sockaddr *addr,
+			    uint32_t backlog, uint64_t user_data, uint32_t *id)
+{
+	struct mrrc_listen l = {
+		.size = sizeof(l),
+		.backlog = backlog,
+		.user_data = user_data,
+	};
+	int ret;
+
+	if (!addr || !id)
+		return -EINVAL;
+	ret = mrrc_addr_set(&l.addr, addr);
+	if (!ret)
+		ret = mrrc_ioctl(fd, MRRC_IOC_LISTEN, &l);
+	if (!ret)
+		*id = l.id;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_connect(int fd, const struct sockaddr *dst,
+			     const struct sockaddr *src, uint32_t timeout_ms,
+			     uint64_t user_data, uint32_t *id)
+{
+	struct mrrc_connect c = {
+		.size = sizeof(c),
+		.timeout_ms = timeout_ms,
+		.user_data = user_data,
+	};
+	int ret;
+
+	if (!dst || !id)
+		return -EINVAL;
+	ret = mrrc_addr_set(&c.dst, dst);
+	if (!ret)
+		ret = mrrc_addr_set(&c.src, src);
+	if (!ret)
+		ret = mrrc_ioctl(fd, MRRC_IOC_CONNECT, &c);
+	if (!ret)
+		*id = c.id;
+	return ret;
+}
+
+static int mrrc_conn_ioctl(int fd, unsigned long cmd, uint32_t id,
+			   uint64_t user_data)
+{
+	struct mrrc_conn_cmd c = {
+		.size = sizeof(c),
+		.id = id,
+		.user_data = user_data,
+	};
+
+	return mrrc_ioctl(fd, cmd, &c);
+}
+
+MRRC_EXPORT int mrrc_accept(int fd, uint32_t id, uint64_t user_data)
+{
+	return mrrc_conn_ioctl(fd, MRRC_IOC_ACCEPT, id, user_data);
+}
+
+MRRC_EXPORT int mrrc_reject(int fd, uint32_t id)
+{
+	return mrrc_conn_ioctl(fd, MRRC_IOC_REJECT, id, 0);
+}
+
+MRRC_EXPORT int mrrc_disconnect(int fd, uint32_t id)
+{
+	return mrrc_conn_ioctl(fd, MRRC_IOC_DISCONNECT, id, 0);
+}
+
+MRRC_EXPORT int mrrc_destroy(int fd, uint32_t id)
+{
+	return mrrc_conn_ioctl(fd, MRRC_IOC_DESTROY, id, 0);
+}
+
+MRRC_EXPORT int mrrc_conn_query(int fd, uint32_t id, struct mrrc_conn_query *q)
+{
+	if (!q)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->id = id;
+	return mrrc_ioctl(fd, MRRC_IOC_CONN_QUERY, q);
+}
+
+MRRC_EXPORT int mrrc_post(int fd, const struct mrrc_wr *wrs,
+			  unsigned int count, unsigned int *done)
+{
+	struct mrrc_post p = {
+		.size = sizeof(p),
+		.count = count,
+		.wr_size = sizeof(*wrs),
+		.wrs = (uintptr_t)wrs,
+	};
+	int ret;
+
+	if (count && !wrs)
+		return -EINVAL;
+	ret = mrrc_ioctl(fd, MRRC_IOC_POST, &p);
+	if (done)
+		*done = p.done;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_poll_cq(int fd, struct mrrc_cqe *cqes, unsigned int max)
+{
+	struct mrrc_poll p = {
+		.size = sizeof(p),
+		.max = max,
+		.cqe_size = sizeof(*cqes),
+		.cqes = (uintptr_t)cqes,
+	};
+	int ret;
+
+	if ((max && !cqes) || max > INT32_MAX)
+		return -EINVAL;
+	ret = mrrc_ioctl(fd, MRRC_IOC_POLL, &p);
+	return ret ? ret : (int)p.count;
+}
+
+/* 1 when completions are ready, 0 on timeout (-1 waits for ever). */
+MRRC_EXPORT int mrrc_wait(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	return ret > 0 && (pfd.revents & POLLIN) ? 1 : 0;
+}
+
+MRRC_EXPORT int mrrc_cancel(int fd, uint32_t conn, uint8_t opcode,
+			    uint64_t tag)
+{
+	struct mrrc_cancel c = {
+		.size = sizeof(c),
+		.conn = conn,
+		.opcode = opcode,
+		.tag = tag,
+	};
+
+	return mrrc_ioctl(fd, MRRC_IOC_CANCEL, &c);
 }

@@ -9,6 +9,7 @@
 #ifndef LIBMRRC_H
 #define LIBMRRC_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "mrrc_abi.h"
 
@@ -36,6 +37,37 @@ int mrrc_release(int fd, const uint32_t *handles, unsigned int count);
 int mrrc_flush(int fd);
 int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st);
 int mrrc_global_stats(int fd, struct mrrc_cache_stats *st);
+
+/* Connections and the data path (MRRC_FEATURE_DATA). */
+struct sockaddr;
+int mrrc_listen(int fd, const struct sockaddr *addr, uint32_t backlog,
+		uint64_t user_data, uint32_t *id);
+int mrrc_connect(int fd, const struct sockaddr *dst,
+		 const struct sockaddr *src, uint32_t timeout_ms,
+		 uint64_t user_data, uint32_t *id);
+int mrrc_accept(int fd, uint32_t id, uint64_t user_data);
+int mrrc_reject(int fd, uint32_t id);
+int mrrc_disconnect(int fd, uint32_t id);
+int mrrc_destroy(int fd, uint32_t id);
+int mrrc_conn_query(int fd, uint32_t id, struct mrrc_conn_query *q);
+int mrrc_post(int fd, const struct mrrc_wr *wrs, unsigned int count,
+	      unsigned int *done);
+int mrrc_poll_cq(int fd, struct mrrc_cqe *cqes, unsigned int max);
+int mrrc_wait(int fd, int timeout_ms);
+int mrrc_cancel(int fd, uint32_t conn, uint8_t opcode, uint64_t tag);
+
+/* FRRWP transactions (see mrrc_frrwp(3)). */
+enum mrrc_frrwp_mode {
+	MRRC_FRRWP = 0,			/* CRW/STCRW, registrations overlap */
+	MRRC_FRRWP_TRADITIONAL = 1,	/* Fig. 5: sequential, rkey messages */
+};
+
+int mrrc_frrwp_write(int fd, uint32_t conn, const void *buf, size_t len,
+		     int mode, int timeout_ms);
+int mrrc_frrwp_read(int fd, uint32_t conn, void *buf, size_t len, int mode,
+		    int timeout_ms);
+int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
+		     int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@ out=${1:-build/selftests/results}
 bin=$MRRC_REPO/build/selftests
 mkdir -p "$out"
 rc=0
-for t in "$bin"/mrrc_abi "$bin"/mrrc_devices "$bin"/mrrc_cache "$bin"/mrrc_lifecycle; do
+for t in "$bin"/mrrc_abi "$bin"/mrrc_devices "$bin"/mrrc_cache "$bin"/mrrc_data "$bin"/mrrc_lifecycle; do
 	name=$(basename "$t")
 	"$t" > "$out/$name.tap" 2>&1
 	st=$?

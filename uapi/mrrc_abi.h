@@ -43,7 +43,17 @@ enum {
 	MRRC_CMD_RELEASE,
 	MRRC_CMD_FLUSH,
 	MRRC_CMD_CACHE_STATS,
-	MRRC_CMD_LAST = MRRC_CMD_CACHE_STATS,
+	MRRC_CMD_LISTEN,
+	MRRC_CMD_CONNECT,
+	MRRC_CMD_ACCEPT,
+	MRRC_CMD_REJECT,
+	MRRC_CMD_DISCONNECT,
+	MRRC_CMD_DESTROY,
+	MRRC_CMD_POST,
+	MRRC_CMD_POLL,
+	MRRC_CMD_CANCEL,
+	MRRC_CMD_CONN_QUERY,
+	MRRC_CMD_LAST = MRRC_CMD_CONN_QUERY,
 };
 
 /**
@@ -71,6 +81,8 @@ struct mrrc_query {
 #define MRRC_FEATURE_DEVICES	_BITULL(0)
 /* The registration cache: CACHE_CONFIG, REG, RELEASE, FLUSH, CACHE_STATS. */
 #define MRRC_FEATURE_CACHE	_BITULL(1)
+/* Connections and the data path: LISTEN .. CONN_QUERY, CRW and STCRW. */
+#define MRRC_FEATURE_DATA	_BITULL(2)
 
 enum mrrc_atomic_cap {
 	MRRC_ATOMIC_NONE = 0,	/* no atomic operations */
@@ -477,6 +489,294 @@ struct mrrc_cache_stats {
 	__aligned_u64 caches;		/* global: contexts with a cache now */
 };
 
+/* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */
+
+/**
+ * struct mrrc_addr - an IP address and port of an RDMA-capable netdev
+ * @family: AF_INET or AF_INET6; 0 in an optional address means "any"
+ * @port: port in host byte order (the RDMA CM port space is TCP's)
+ * @scope_id: IPv6 scope (interface index), 0 otherwise
+ * @addr: 4 bytes (AF_INET) or 16 bytes (AF_INET6), network byte order;
+ *	unused bytes must be zero
+ */
+struct mrrc_addr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/**
+ * struct mrrc_listen - MRRC_IOC_LISTEN: accept connections on an address
+ * @size: sizeof(struct mrrc_listen)
+ * @flags: must be 0
+ * @addr: in, local address (may be the wildcard); port 0 picks one
+ * @backlog: in, pending connection requests (0: the RDMA CM default)
+ * @id: out, the listener's id, for MRRC_IOC_DESTROY and CONN_QUERY
+ * @user_data: in, copied to wr_id of the listener's CONNECT_REQUEST events
+ *
+ * Connection requests arrive as MRRC_EVENT_CONNECT_REQUEST completions
+ * naming a new connection, which is then accepted or rejected.  Requests
+ * that arrive on another device than the context's are rejected.
+ */
+struct mrrc_listen {
+	__u32 size;
+	__u32 flags;
+	struct mrrc_addr addr;
+	__u32 backlog;
+	__u32 id;
+	__aligned_u64 user_data;
+};
+
+/**
+ * struct mrrc_connect - MRRC_IOC_CONNECT: start connecting to a listener
+ * @size: sizeof(struct mrrc_connect)
+ * @flags: must be 0
+ * @dst: in, the peer's address
+ * @src: in, local address to use; family 0 lets routing choose
+ * @timeout_ms: in, address and route resolution timeout (0: 2000 ms)
+ * @id: out, the connection's id
+ * @user_data: in, copied to wr_id of the connection's events
+ *
+ * Returns at once; MRRC_EVENT_ESTABLISHED, or an error event, follows.
+ */
+struct mrrc_connect {
+	__u32 size;
+	__u32 flags;
+	struct mrrc_addr dst;
+	struct mrrc_addr src;
+	__u32 timeout_ms;
+	__u32 id;
+	__aligned_u64 user_data;
+};
+
+/**
+ * struct mrrc_conn_cmd - MRRC_IOC_ACCEPT, REJECT, DISCONNECT and DESTROY
+ * @size: sizeof(struct mrrc_conn_cmd)
+ * @flags: must be 0
+ * @id: in, a connection (or, for DESTROY, a listener)
+ * @__reserved: must be 0
+ * @user_data: in, ACCEPT: copied to wr_id of the connection's events;
+ *	must be 0 for the other commands
+ */
+struct mrrc_conn_cmd {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 __reserved;
+	__aligned_u64 user_data;
+};
+
+/* Operations (struct mrrc_wr.opcode) and completions (mrrc_cqe.opcode). */
+enum mrrc_opcode {
+	MRRC_OP_WRITE = 1,	/* RDMA WRITE to remote_addr/rkey */
+	MRRC_OP_WRITE_IMM = 2,	/* RDMA WRITE with immediate @imm */
+	MRRC_OP_READ = 3,	/* RDMA READ from remote_addr/rkey */
+	MRRC_OP_SEND = 4,	/* into the peer's oldest RECV */
+	MRRC_OP_RECV = 5,	/* a buffer for one peer SEND */
+	MRRC_OP_FETCH_ADD = 6,	/* 8 bytes at remote_addr += compare_add */
+	MRRC_OP_CMP_SWAP = 7,	/* if == compare_add then = swap */
+	MRRC_OP_CRW = 8,	/* conditional write, held until STCRW @tag */
+	MRRC_OP_STCRW = 9,	/* expose the range for the peer's CRW @tag */
+	MRRC_OP_LAST = MRRC_OP_STCRW,
+	/* completion-only opcodes */
+	MRRC_OP_RECV_IMM = 64,	/* the peer's WRITE_IMM landed: @imm */
+	MRRC_OP_EVENT = 65,	/* a connection event: mrrc_cqe.event */
+};
+
+/* struct mrrc_wr.flags */
+/* Local memory is MRRC_IOC_REG handle @handle; @addr/@len lie inside it. */
+#define MRRC_WR_HANDLE		_BITUL(0)
+
+/**
+ * struct mrrc_wr - one operation of MRRC_IOC_POST
+ * @wr_id: in, returned in the operation's completion
+ * @conn: in, connection id
+ * @opcode: in, enum mrrc_opcode up to MRRC_OP_LAST
+ * @flags: in, MRRC_WR_*
+ * @__reserved: must be 0
+ * @addr: in, local range: first byte (user virtual address)
+ * @len: in, local range: bytes, 1 .. 2^31 (8 for atomics, 8-aligned)
+ * @handle: in, with MRRC_WR_HANDLE: a handle of MRRC_IOC_REG covering
+ *	the range; otherwise 0 and the range is registered through the cache
+ * @imm: in, WRITE_IMM: the immediate value
+ * @remote_addr: in, WRITE, WRITE_IMM, READ and atomics
+ * @rkey: in, WRITE, WRITE_IMM, READ and atomics
+ * @__reserved2: must be 0
+ * @compare_add: in, FETCH_ADD: the addend; CMP_SWAP: the compare value
+ * @swap: in, CMP_SWAP: the new value
+ * @tag: in, CRW and STCRW: the tag, unique per connection and side
+ * @deadline_ns: in, CRW and STCRW: CLOCK_MONOTONIC time at which a still
+ *	unmatched operation completes with -ETIMEDOUT; 0 for none
+ */
+struct mrrc_wr {
+	__aligned_u64 wr_id;
+	__u32 conn;
+	__u8 opcode;
+	__u8 flags;
+	__u16 __reserved;
+	__aligned_u64 addr;
+	__aligned_u64 len;
+	__u32 handle;
+	__u32 imm;
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 __reserved2;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__aligned_u64 tag;
+	__aligned_u64 deadline_ns;
+};
+
+/**
+ * struct mrrc_post - MRRC_IOC_POST: submit operations, many per call
+ * @size: sizeof(struct mrrc_post)
+ * @flags: must be 0
+ * @count: in, operations in @wrs (at most 65536)
+ * @wr_size: in, sizeof(struct mrrc_wr) as user space knows it
+ * @wrs: in, user pointer to the operations
+ * @done: out, operations accepted
+ * @__reserved: must be 0
+ *
+ * Operations are accepted in order; every accepted one completes exactly
+ * once through MRRC_IOC_POLL.  The first one that cannot be accepted stops
+ * the batch: @done is its index and the ioctl fails with its error
+ * (EAGAIN when the connection has MRRC_CONN_MAX_OPS operations
+ * outstanding; nothing is lost, post it again later).
+ */
+struct mrrc_post {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 wr_size;
+	__aligned_u64 wrs;
+	__u32 done;
+	__u32 __reserved;
+};
+
+/* Operations one connection may have outstanding (posted, not polled). */
+#define MRRC_CONN_MAX_OPS	4096
+
+/* Connection events (struct mrrc_cqe.event with opcode MRRC_OP_EVENT). */
+enum mrrc_event {
+	MRRC_EVENT_CONNECT_REQUEST = 1,	/* @conn new, @tag the listener */
+	MRRC_EVENT_ESTABLISHED = 2,
+	MRRC_EVENT_REJECTED = 3,	/* status -ECONNREFUSED */
+	MRRC_EVENT_UNREACHABLE = 4,	/* status: why */
+	MRRC_EVENT_DISCONNECTED = 5,	/* the peer or we disconnected */
+	MRRC_EVENT_DEVICE_REMOVAL = 6,	/* the device went away */
+	MRRC_EVENT_ERROR = 7,		/* a transport error broke it */
+};
+
+/**
+ * struct mrrc_cqe - one completion written by MRRC_IOC_POLL
+ * @wr_id: the operation's wr_id; for events the connection's user_data
+ *	(for CONNECT_REQUEST the listener's)
+ * @conn: connection id
+ * @opcode: enum mrrc_opcode
+ * @event: MRRC_OP_EVENT: enum mrrc_event; otherwise 0
+ * @__reserved: 0
+ * @status: 0, or a negative errno (see Documentation/abi.rst)
+ * @byte_len: bytes moved: the write, read or send length; for RECV the
+ *	bytes received; for STCRW the bytes the peer wrote; for
+ *	RECV_IMM the length of the peer's write
+ * @imm: RECV_IMM: the immediate value
+ * @__reserved2: 0
+ * @tag: CRW, STCRW: the tag; CONNECT_REQUEST: the listener's id
+ */
+struct mrrc_cqe {
+	__aligned_u64 wr_id;
+	__u32 conn;
+	__u8 opcode;
+	__u8 event;
+	__u16 __reserved;
+	__s32 status;
+	__u32 byte_len;
+	__u32 imm;
+	__u32 __reserved2;
+	__aligned_u64 tag;
+};
+
+/**
+ * struct mrrc_poll - MRRC_IOC_POLL: harvest completions, many per call
+ * @size: sizeof(struct mrrc_poll)
+ * @flags: must be 0
+ * @max: in, room in @cqes (at most 65536)
+ * @cqe_size: in, sizeof(struct mrrc_cqe) as user space knows it
+ * @cqes: out, user pointer to the completion array
+ * @count: out, completions written; 0 when none is ready
+ * @__reserved: must be 0
+ *
+ * Never blocks: wait with poll(2) or epoll on the file, which is readable
+ * while completions are ready.
+ */
+struct mrrc_poll {
+	__u32 size;
+	__u32 flags;
+	__u32 max;
+	__u32 cqe_size;
+	__aligned_u64 cqes;
+	__u32 count;
+	__u32 __reserved;
+};
+
+/**
+ * struct mrrc_cancel - MRRC_IOC_CANCEL: cancel an unmatched CRW or STCRW
+ * @size: sizeof(struct mrrc_cancel)
+ * @flags: must be 0
+ * @conn: in, connection id
+ * @opcode: in, MRRC_OP_CRW or MRRC_OP_STCRW
+ * @tag: in, the operation's tag
+ *
+ * The operation completes with -ECANCELED.  ENOENT if no such operation
+ * is waiting (it may have matched already).
+ */
+struct mrrc_cancel {
+	__u32 size;
+	__u32 flags;
+	__u32 conn;
+	__u32 opcode;
+	__aligned_u64 tag;
+};
+
+enum mrrc_conn_state {
+	MRRC_CONN_LISTENING = 1,
+	MRRC_CONN_CONNECTING = 2,	/* resolving or waiting for the peer */
+	MRRC_CONN_REQUESTED = 3,	/* incoming: waiting for ACCEPT */
+	MRRC_CONN_ESTABLISHED = 4,
+	MRRC_CONN_CLOSED = 5,		/* disconnected, rejected or failed */
+};
+
+/**
+ * struct mrrc_conn_query - MRRC_IOC_CONN_QUERY: a connection's state
+ * @size: sizeof(struct mrrc_conn_query)
+ * @flags: must be 0
+ * @id: in, connection or listener id
+ * @state: out, enum mrrc_conn_state
+ * @local: out, local address (the bound one for a listener)
+ * @peer: out, the peer's address; zero for a listener
+ * @ops: out, operations outstanding (posted, not polled)
+ * @credits: out, receive buffers of the peer module this side may use
+ * @posted: out, operations accepted since the connection was made
+ * @crw_matched: out, CRWs posted from the completion path on a match
+ * @ctrl_sent: out, control messages sent to the peer module
+ * @ctrl_recv: out, control messages received from it
+ */
+struct mrrc_conn_query {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 state;
+	struct mrrc_addr local;
+	struct mrrc_addr peer;
+	__u32 ops;
+	__u32 credits;
+	__aligned_u64 posted;
+	__aligned_u64 crw_matched;
+	__aligned_u64 ctrl_sent;
+	__aligned_u64 ctrl_recv;
+};
+
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
 #define MRRC_IOC_DEV_LIST	_IO(MRRC_TYPE, MRRC_CMD_DEV_LIST)
 #define MRRC_IOC_PORT_QUERY	_IO(MRRC_TYPE, MRRC_CMD_PORT_QUERY)
@@ -487,5 +787,15 @@ struct mrrc_cache_stats {
 #define MRRC_IOC_RELEASE	_IO(MRRC_TYPE, MRRC_CMD_RELEASE)
 #define MRRC_IOC_FLUSH		_IO(MRRC_TYPE, MRRC_CMD_FLUSH)
 #define MRRC_IOC_CACHE_STATS	_IO(MRRC_TYPE, MRRC_CMD_CACHE_STATS)
+#define MRRC_IOC_LISTEN		_IO(MRRC_TYPE, MRRC_CMD_LISTEN)
+#define MRRC_IOC_CONNECT	_IO(MRRC_TYPE, MRRC_CMD_CONNECT)
+#define MRRC_IOC_ACCEPT		_IO(MRRC_TYPE, MRRC_CMD_ACCEPT)
+#define MRRC_IOC_REJECT		_IO(MRRC_TYPE, MRRC_CMD_REJECT)
+#define MRRC_IOC_DISCONNECT	_IO(MRRC_TYPE, MRRC_CMD_DISCONNECT)
+#define MRRC_IOC_DESTROY	_IO(MRRC_TYPE, MRRC_CMD_DESTROY)
+#define MRRC_IOC_POST		_IO(MRRC_TYPE, MRRC_CMD_POST)
+#define MRRC_IOC_POLL		_IO(MRRC_TYPE, MRRC_CMD_POLL)
+#define MRRC_IOC_CANCEL		_IO(MRRC_TYPE, MRRC_CMD_CANCEL)
+#define MRRC_IOC_CONN_QUERY	_IO(MRRC_TYPE, MRRC_CMD_CONN_QUERY)
 
 #endif /* _UAPI_MRRC_ABI_H */

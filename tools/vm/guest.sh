@@ -27,7 +27,9 @@ setup() {
 	ip link set lo up &&
 	modprobe rdma_rxe &&
 	modprobe ib_uverbs &&
+	modprobe rdma_cm &&
 	ip link add veth0 type veth peer name veth1 &&
+	ip addr add 10.211.0.1/24 dev veth0 &&
 	ip link set veth0 up &&
 	ip link set veth1 up &&
 	rdma link add rxe0 type rxe netdev veth0 &&

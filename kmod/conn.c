@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - connections: the in-kernel RDMA CM side.
+ *
+ * Active side: MRRC_IOC_CONNECT creates an RDMA CM id and resolves the
+ * address; the event handler resolves the route, creates the completion
+ * queue, the queue pair and the receive buffers, and connects.  Passive
+ * side: MRRC_IOC_LISTEN binds and listens; each connection request becomes
+ * a new connection with its queue pair already created, reported to the
+ * application, which accepts or rejects it.
+ *
+ * Every connection and listener is an object of its context, in
+ * ctx->conns.  It leaves the table only under ctx->lock (DESTROY, or the
+ * context's teardown), and is torn down in this order: flush what it holds,
+ * rdma_destroy_id() (after which no CM handler runs), drain and destroy the
+ * queue pair, release the receive buffers, free the completion queue.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/sched.h>
+#include <linux/nsproxy.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+
+#include "mrrc.h"
+#include "cache.h"
+#include "conn.h"
+
+#define MRRC_RESOLVE_TIMEOUT_MS	2000
+
+static void mrrc_conn_free(struct kref *ref)
+{
+	struct mrrc_conn *conn = container_of(ref, struct mrrc_conn, ref);
+
+	kfree(conn->rx);
+	kfree(conn->rx_msgs);
+	kfree(conn);
+}
+
+void mrrc_conn_put(struct mrrc_conn *conn)
+{
+	kref_put(&conn->ref, mrrc_conn_free);
+}
+
+static void mrrc_conn_err_work(struct work_struct *work)
+{
+	struct mrrc_conn *conn = container_of(work, struct mrrc_conn,
+					      err_work);
+
+	rdma_disconnect(conn->cm_id);
+}
+
+static struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx, bool listener)
+{
+	struct mrrc_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	conn->ctx = ctx;
+	conn->listener = listener;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->backlog);
+	INIT_LIST_HEAD(&conn->ctrlq);
+	INIT_LIST_HEAD(&conn->adv);
+	INIT_LIST_HEAD(&conn->recvs);
+	hash_init(conn->crw);
+	hash_init(conn->stcrw);
+	hash_init(conn->arrived);
+	INIT_WORK(&conn->err_work, mrrc_conn_err_work);
+	conn->state = listener ? MRRC_CS_LISTENING : MRRC_CS_CONNECTING;
+	return conn;
+}
+
+/* Each event is reported at most once per connection. */
+static void __mrrc_conn_event(struct mrrc_conn *conn, int event, int status,
+			      u64 wr_id, u64 tag)
+{
+	struct mrrc_done *d = &conn->events[event];
+
+	if (d->kind)
+		return;
+	d->kind = MRRC_DONE_EVENT;
+	d->conn = conn;
+	d->cqe.wr_id = wr_id;
+	d->cqe.conn = conn->id;
+	d->cqe.opcode = MRRC_OP_EVENT;
+	d->cqe.event = event;
+	d->cqe.status = status;
+	d->cqe.tag = tag;
+	kref_get(&conn->ref);
+	mrrc_done_queue(conn->ctx, d);
+}
+
+/**
+ * mrrc_conn_event() - report a connection event to the application
+ * @conn: the connection
+ * @event: enum mrrc_event
+ * @status: 0 or a negative errno
+ *
+ * Each event is reported at most once per connection.
+ */
+void mrrc_conn_event(struct mrrc_conn *conn, int event, int status)
+{
+	__mrrc_conn_event(conn, event, status, conn->user_data, 0);
+}
+
+/*
+ * A transport error broke the connection (completion context): flush what
+ * it holds, report it, and disconnect from process context.
+ */
+void mrrc_conn_fail(struct mrrc_conn *conn, int status)
+{
+	bool was_open;
+
+	spin_lock_bh(&conn->lock);
+	was_open = conn->state != MRRC_CS_CLOSED;
+	spin_unlock_bh(&conn->lock);
+	if (!was_open)
+		return;
+	mrrc_data_flush(conn, status);
+	mrrc_conn_event(conn, MRRC_EVENT_ERROR, status);
+	schedule_work(&conn->err_work);
+}
+
+/* Close from a CM handler: flush, move the QP to error and wait. */
+static void mrrc_conn_close(struct mrrc_conn *conn, int event, int status)
+{
+	mrrc_data_flush(conn, status);
+	if (conn->qp && !conn->drained) {
+		ib_drain_qp(conn->qp);
+		conn->drained = true;
+	}
+	mrrc_conn_event(conn, event, status);
+}
+
+/* CQ, QP and receive buffers for @id, in the context's PD. */
+static int mrrc_conn_create_qp(struct mrrc_conn *conn, struct rdma_cm_id *id,
+			       struct ib_pd *pd)
+{
+	struct ib_qp_init_attr attr = {};
+	int ret;
+
+	conn->ibdev = id->device;
+	conn->cq = ib_alloc_cq(id->device, conn, MRRC_SQ_DEPTH + MRRC_RX_DEPTH,
+			       0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return ret;
+	}
+
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.cap.max_send_wr = MRRC_SQ_DEPTH;
+	attr.cap.max_recv_wr = MRRC_RX_DEPTH;
+	attr.cap.max_send_sge = MRRC_OP_SGE;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(id, pd, &attr);
+	if (ret)
+		goto out_cq;
+	conn->qp = id->qp;
+
+	ret = mrrc_data_init(conn);
+	if (ret)
+		goto out_qp;
+	return 0;
+
+out_qp:
+	rdma_destroy_qp(id);
+	conn->qp = NULL;
+out_cq:
+	ib_free_cq(conn->cq);
+	conn->cq = NULL;
+	return ret;
+}
+
+static void mrrc_conn_param(struct mrrc_conn *conn,
+			    struct rdma_conn_param *param,
+			    struct mrrc_cm_pdata *pd, u8 rd_atom)
+{
+	pd->magic = cpu_to_le32(MRRC_CM_MAGIC);
+	pd->version = MRRC_CM_VERSION;
+	pd->rx_depth = cpu_to_le32(MRRC_RX_DEPTH);
+	memset(param, 0, sizeof(*param));
+	param->private_data = pd;
+	param->private_data_len = sizeof(*pd);
+	param->responder_resources = rd_atom;
+	param->initiator_depth = rd_atom;
+	param->retry_count = 7;
+	param->rnr_retry_count = 7;
+}
+
+static bool mrrc_pdata_ok(const void *data, u8 len)
+{
+	const struct mrrc_cm_pdata *pd = data;
+
+	return data && len >= sizeof(*pd) &&
+	       le32_to_cpu(pd->magic) == MRRC_CM_MAGIC &&
+	       pd->version == MRRC_CM_VERSION &&
+	       le32_to_cpu(pd->rx_depth) == MRRC_RX_DEPTH;
+}
+
+static u8 mrrc_rd_atom(struct ib_device *dev)
+{
+	return min_t(u32, dev->attrs.max_qp_rd_atom, 16);
+}
+
+/* A connection request on a listener: make the connection, report it. */
+static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
+			     struct rdma_cm_event *ev)
+{
+	struct mrrc_ctx *ctx = lis->ctx;
+	struct mrrc_conn *conn;
+	u32 cid;
+	int ret;
+
+	/*
+	 * An error return makes the RDMA CM destroy @id, which rejects the
+	 * request.
+	 */
+	if (id->device != lis->ibdev ||
+	    !mrrc_pdata_ok(ev->param.conn.private_data,
+			   ev->param.conn.private_data_len))
+		return -EINVAL;
+
+	conn = mrrc_conn_alloc(ctx, false);
+	if (!conn)
+		return -ENOMEM;
+	conn->state = MRRC_CS_REQUESTED;
+	conn->pd = lis->pd;
+	conn->cm_id = id;
+	id->context = conn;
+	memcpy(&conn->local, &id->route.addr.src_addr, sizeof(conn->local));
+	memcpy(&conn->peer_addr, &id->route.addr.dst_addr,
+	       sizeof(conn->peer_addr));
+
+	ret = mrrc_conn_create_qp(conn, id, lis->pd);
+	if (ret)
+		goto out_free;
+	ret = xa_alloc(&ctx->conns, &cid, conn, xa_limit_31b,
+		       GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto out_qp;
+	conn->id = cid;
+
+	/* Reported under the new connection, with the listener's cookie. */
+	__mrrc_conn_event(conn, MRRC_EVENT_CONNECT_REQUEST, 0, lis->user_data,
+			  lis->id);
+	return 0;
+
+out_qp:
+	rdma_destroy_qp(id);
+	mrrc_data_cleanup(conn);
+	ib_free_cq(conn->cq);
+out_free:
+	mrrc_conn_put(conn);
+	return ret;
+}
+
+static int mrrc_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct mrrc_conn *conn = id->context;
+	struct rdma_conn_param param;
+	struct mrrc_cm_pdata pd;
+	int ret;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (id->device != conn->ibdev) {
+			mrrc_conn_close(conn, MRRC_EVENT_UNREACHABLE, -EXDEV);
+			break;
+		}
+		ret = rdma_resolve_route(id, MRRC_RESOLVE_TIMEOUT_MS);
+		if (ret)
+			mrrc_conn_close(conn, MRRC_EVENT_UNREACHABLE, ret);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = mrrc_conn_create_qp(conn, id, conn->pd);
+		if (!ret) {
+			mrrc_conn_param(conn, &param, &pd,
+					mrrc_rd_atom(id->device));
+			ret = rdma_connect_locked(id, &param);
+		}
+		if (ret)
+			mrrc_conn_close(conn, MRRC_EVENT_UNREACHABLE, ret);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		mrrc_conn_close(conn, MRRC_EVENT_UNREACHABLE,
+				ev->status < 0 ? ev->status : -EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		mrrc_conn_close(conn, MRRC_EVENT_REJECTED, -ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return mrrc_conn_request(conn, id, ev);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		/* The active side checks the acceptor's private data. */
+		if (conn->active &&
+		    !mrrc_pdata_ok(ev->param.conn.private_data,
+				   ev->param.conn.private_data_len)) {
+			rdma_disconnect(id);
+			mrrc_conn_close(conn, MRRC_EVENT_REJECTED, -EPROTO);
+			break;
+		}
+		memcpy(&conn->local, &id->route.addr.src_addr,
+		       sizeof(conn->local));
+		mrrc_data_start(conn);
+		mrrc_conn_event(conn, MRRC_EVENT_ESTABLISHED, 0);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		rdma_disconnect(id);
+		mrrc_conn_close(conn, MRRC_EVENT_DISCONNECTED, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * Our ib_client is removed before the RDMA CM's and destroys
+		 * every id first, so this is not expected; be safe anyway.
+		 */
+		mrrc_conn_close(conn, MRRC_EVENT_DEVICE_REMOVAL, -ENODEV);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+static int mrrc_addr_to_sockaddr(const struct mrrc_addr *a,
+				 struct sockaddr_storage *ss, bool optional)
+{
+	static const u8 zero[16];
+
+	memset(ss, 0, sizeof(*ss));
+	switch (a->family) {
+	case 0:
+		if (!optional || a->port || a->scope_id ||
+		    memcmp(a->addr, zero, 16))
+			return -EINVAL;
+		return 0;
+	case AF_INET: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (a->scope_id || memcmp(a->addr + 4, zero, 12))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(a->port);
+		memcpy(&sin->sin_addr, a->addr, 4);
+		return 0;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(a->port);
+		sin6->sin6_scope_id = a->scope_id;
+		memcpy(&sin6->sin6_addr, a->addr, 16);
+		return 0;
+	}
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+static void mrrc_sockaddr_to_addr(const struct sockaddr_storage *ss,
+				  struct mrrc_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		a->family = AF_INET;
+		a->port = ntohs(sin->sin_port);
+		memcpy(a->addr, &sin->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)ss;
+
+		a->family = AF_INET6;
+		a->port = ntohs(sin6->sin6_port);
+		a->scope_id = sin6->sin6_scope_id;
+		memcpy(a->addr, &sin6->sin6_addr, 16);
+	}
+}
+
+/* The context's device and PD, with ctx->lock held. */
+static int mrrc_ctx_ready(struct mrrc_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->dead)
+		return -ENODEV;
+	if (!ctx->dev)
+		return -ENXIO;
+	if (ctx->cache && mrrc_cache_mode(ctx->cache) == MRRC_MODE_MODEL)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static int mrrc_conn_insert(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
+{
+	return xa_alloc(&ctx->conns, &conn->id, conn, xa_limit_31b,
+			GFP_KERNEL_ACCOUNT);
+}
+
+int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
+{
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
+	struct mrrc_conn *conn;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	ret = mrrc_addr_to_sockaddr(&cmd->addr, &ss, false);
+	if (ret)
+		return ret;
+
+	mutex_lock(&ctx->lock);
+	ret = mrrc_ctx_ready(ctx);
+	if (ret)
+		goto out_unlock;
+	conn = mrrc_conn_alloc(ctx, true);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	conn->user_data = cmd->user_data;
+	conn->ibdev = ctx->dev->ibdev;
+	conn->pd = ctx->pd;
+
+	id = rdma_create_id(current->nsproxy->net_ns, mrrc_cm_handler, conn,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_free;
+	}
+	conn->cm_id = id;
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (ret)
+		goto out_id;
+	/* A listener bound to another device's address is refused. */
+	if (id->device && id->device != conn->ibdev) {
+		ret = -EXDEV;
+		goto out_id;
+	}
+	ret = rdma_listen(id, cmd->backlog);
+	if (ret)
+		goto out_id;
+	memcpy(&conn->local, &id->route.addr.src_addr, sizeof(conn->local));
+	ret = mrrc_conn_insert(ctx, conn);
+	if (ret)
+		goto out_id;
+	cmd->id = conn->id;
+	mutex_unlock(&ctx->lock);
+	return 0;
+
+out_id:
+	rdma_destroy_id(id);
+out_free:
+	mrrc_conn_put(conn);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
+{
+	struct sockaddr_storage dst, src;
+	struct rdma_cm_id *id;
+	struct mrrc_conn *conn;
+	u32 timeout;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	ret = mrrc_addr_to_sockaddr(&cmd->dst, &dst, false);
+	if (!ret)
+		ret = mrrc_addr_to_sockaddr(&cmd->src, &src, true);
+	if (ret)
+		return ret;
+	timeout = cmd->timeout_ms ?: MRRC_RESOLVE_TIMEOUT_MS;
+
+	mutex_lock(&ctx->lock);
+	ret = mrrc_ctx_ready(ctx);
+	if (ret)
+		goto out_unlock;
+	conn = mrrc_conn_alloc(ctx, false);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	conn->user_data = cmd->user_data;
+	conn->ibdev = ctx->dev->ibdev;
+	conn->pd = ctx->pd;
+	conn->active = true;
+	memcpy(&conn->peer_addr, &dst, sizeof(dst));
+
+	id = rdma_create_id(current->nsproxy->net_ns, mrrc_cm_handler, conn,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_free;
+	}
+	conn->cm_id = id;
+	/* Insert first: events may be reported as soon as we resolve. */
+	ret = mrrc_conn_insert(ctx, conn);
+	if (ret)
+		goto out_id;
+	ret = rdma_resolve_addr(id, cmd->src.family ?
+				(struct sockaddr *)&src : NULL,
+				(struct sockaddr *)&dst, timeout);
+	if (ret)
+		goto out_erase;
+	cmd->id = conn->id;
+	mutex_unlock(&ctx->lock);
+	return 0;
+
+out_erase:
+	xa_erase(&ctx->conns, conn->id);
+out_id:
+	rdma_destroy_id(id);
+out_free:
+	mrrc_conn_put(conn);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/*
+ * Tear a connection or listener down; it is already out of ctx->conns.
+ * Its completions still queued on ctx->done keep the structure alive.
+ */
+static void mrrc_conn_destroy(struct mrrc_conn *conn)
+{
+	mrrc_data_flush(conn, -ECONNRESET);
+	cancel_work_sync(&conn->err_work);
+	if (conn->cm_id) {
+		rdma_destroy_id(conn->cm_id);
+		conn->cm_id = NULL;
+	}
+	if (conn->qp) {
+		if (!conn->drained)
+			ib_drain_qp(conn->qp);
+		ib_destroy_qp(conn->qp);
+		conn->qp = NULL;
+		mrrc_data_cleanup(conn);
+	}
+	if (conn->cq) {
+		ib_free_cq(conn->cq);
+		conn->cq = NULL;
+	}
+	mrrc_conn_put(conn);
+}
+
+/**
+ * mrrc_conns_destroy() - destroy every connection and listener of a context
+ * @ctx: the context, with ctx->lock held
+ *
+ * Listeners go first, so no connection request adds a connection while
+ * the others are torn down.
+ */
+void mrrc_conns_destroy(struct mrrc_ctx *ctx)
+{
+	struct mrrc_conn *conn;
+	unsigned long id;
+	int pass;
+
+	lockdep_assert_held(&ctx->lock);
+	for (pass = 0; pass < 2; pass++) {
+		xa_for_each(&ctx->conns, id, conn) {
+			if (pass == 0 && !conn->listener)
+				continue;
+			xa_erase(&ctx->conns, id);
+			mrrc_conn_destroy(conn);
+		}
+	}
+}
+
+/* With ctx->lock held: the connection @id, or NULL. */
+struct mrrc_conn *mrrc_conn_lookup(struct mrrc_ctx *ctx, u32 id)
+{
+	lockdep_assert_held(&ctx->lock);
+	return xa_load(&ctx->conns, id);
+}
+
+int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
+		  struct mrrc_conn_cmd *cmd)
+{
+	struct rdma_conn_param param;
+	struct mrrc_cm_pdata pd;
+	struct mrrc_conn *conn;
+	int ret = 0;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved || (nr != MRRC_CMD_ACCEPT && cmd->user_data))
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	conn = mrrc_conn_lookup(ctx, cmd->id);
+	if (!conn) {
+		ret = ctx->dead ? -ENODEV : -ENOENT;
+		goto out;
+	}
+	if (nr == MRRC_CMD_DESTROY) {
+		xa_erase(&ctx->conns, conn->id);
+		mrrc_conn_destroy(conn);
+		goto out;
+	}
+	if (conn->listener) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	switch (nr) {
+	case MRRC_CMD_ACCEPT:
+	case MRRC_CMD_REJECT:
+		rdma_lock_handler(conn->cm_id);
+		if (conn->state != MRRC_CS_REQUESTED) {
+			ret = -EINVAL;
+		} else if (nr == MRRC_CMD_ACCEPT) {
+			conn->user_data = cmd->user_data;
+			mrrc_conn_param(conn, &param, &pd,
+					mrrc_rd_atom(conn->ibdev));
+			ret = rdma_accept(conn->cm_id, &param);
+			if (!ret) {
+				spin_lock_bh(&conn->lock);
+				conn->state = MRRC_CS_CONNECTING;
+				spin_unlock_bh(&conn->lock);
+			}
+		} else {
+			ret = rdma_reject(conn->cm_id, NULL, 0,
+					  IB_CM_REJ_CONSUMER_DEFINED);
+			mrrc_data_flush(conn, -ECONNREFUSED);
+		}
+		rdma_unlock_handler(conn->cm_id);
+		break;
+	case MRRC_CMD_DISCONNECT:
+		if (conn->state != MRRC_CS_ESTABLISHED &&
+		    conn->state != MRRC_CS_CONNECTING) {
+			ret = -ENOTCONN;
+			break;
+		}
+		mrrc_data_flush(conn, -ECONNRESET);
+		/* DISCONNECTED follows, from the peer's reply or a timeout. */
+		rdma_disconnect(conn->cm_id);
+		break;
+	}
+out:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
+{
+	struct mrrc_conn *conn;
+	int ret = 0;
+
+	if (q->flags)
+		return -EOPNOTSUPP;
+	mutex_lock(&ctx->lock);
+	conn = mrrc_conn_lookup(ctx, q->id);
+	if (!conn) {
+		ret = ctx->dead ? -ENODEV : -ENOENT;
+		goto out;
+	}
+	mrrc_sockaddr_to_addr(&conn->local, &q->local);
+	mrrc_sockaddr_to_addr(&conn->peer_addr, &q->peer);
+	spin_lock_bh(&conn->lock);
+	q->state = conn->state;
+	q->ops = conn->nops;
+	q->credits = max(conn->credits, 0);
+	q->posted = conn->st.posted;
+	q->crw_matched = conn->st.crw_matched;
+	q->ctrl_sent = conn->st.ctrl_sent;
+	q->ctrl_recv = conn->st.ctrl_recv;
+	spin_unlock_bh(&conn->lock);
+out:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}

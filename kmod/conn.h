@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mrrc - connections and the kernel-mediated data path.
+ *
+ * A connection is one RC queue pair made with the in-kernel RDMA CM, in
+ * its context's protection domain, so registrations from the context's
+ * cache work on it.  Applications post operations on it through
+ * MRRC_IOC_POST and harvest completions through MRRC_IOC_POLL; the context
+ * file is readable while completions are ready.
+ *
+ * The two modules of a connection talk through control messages (struct
+ * mrrc_msg, SENDs into module-owned receive buffers).  The receive queue
+ * belongs to the module alone, so user SEND/RECV are built from them: a
+ * user RECV registers its buffer for remote write and advertises it
+ * (MSG_RECV_ADV); a SEND waits for the oldest advertisement, RDMA-writes
+ * into it and tells the peer (MSG_SEND_DONE).  CRW and STCRW work the same
+ * way with tags: STCRW advertises a range under a tag (MSG_STCRW), a CRW
+ * with that tag is written into it from the completion path and the peer
+ * learns it landed (MSG_CRW_DONE).  Each side may consume only as many of
+ * the peer's receive buffers as it has credits; credits come back on every
+ * control message, and in an explicit MSG_CREDIT when the peer runs low.
+ * The last credit is kept for MSG_CREDIT, so credits can always flow.
+ *
+ * Locking, outermost first:
+ *
+ *   ctx->lock  ->  conn->lock  ->  ctx->done_lock
+ *
+ * ctx->lock serialises the context's commands and is held while
+ * connections are created and destroyed.  RDMA CM event handlers never take
+ * it (rdma_destroy_id() waits for them under it).  conn->lock (taken in
+ * softirq by completion handlers and deadline timers) protects everything
+ * of the connection's data path.  ctx->done_lock protects ctx->done.
+ */
+#ifndef _MRRC_CONN_H
+#define _MRRC_CONN_H
+
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <rdma/rdma_cm.h>
+
+#include "mrrc_abi.h"
+
+#define MRRC_RX_DEPTH		128	/* receive buffers = initial credits */
+#define MRRC_SQ_DEPTH		1024	/* send queue work requests */
+#define MRRC_OP_SGE		8	/* local segments per operation */
+#define MRRC_MSG_SEGS		14	/* remote segments per message */
+#define MRRC_TAG_BITS		8
+#define MRRC_CM_MAGIC		0x4d525243	/* "MRRC" */
+#define MRRC_CM_VERSION		1
+
+struct mrrc_ctx;
+struct mrrc_conn;
+
+/* A remote segment on the wire, little endian. */
+struct mrrc_wire_seg {
+	__le64 addr;
+	__le32 len;
+	__le32 rkey;
+};
+
+enum mrrc_msg_type {
+	MRRC_MSG_CREDIT = 1,	/* credits only */
+	MRRC_MSG_RECV_ADV,	/* a RECV buffer: segs */
+	MRRC_MSG_SEND_DONE,	/* the oldest advertised buffer got len bytes */
+	MRRC_MSG_STCRW,		/* tag: segs */
+	MRRC_MSG_CRW_DONE,	/* tag: len bytes written */
+};
+
+/* A control message between the two modules. */
+struct mrrc_msg {
+	u8 type;
+	u8 nsegs;
+	__le16 credits;		/* receive buffers returned */
+	__le32 len;		/* *_DONE: bytes */
+	__le32 status;		/* *_DONE: 0 or a positive errno */
+	__le32 reserved;
+	__le64 tag;
+	struct mrrc_wire_seg seg[MRRC_MSG_SEGS];
+};
+
+/* Private data of connect and accept. */
+struct mrrc_cm_pdata {
+	__le32 magic;
+	u8 version;
+	u8 reserved[3];
+	__le32 rx_depth;
+};
+
+/* Something to report through MRRC_IOC_POLL; on ctx->done. */
+struct mrrc_done {
+	struct list_head node;
+	struct mrrc_conn *conn;	/* holds a reference while queued */
+	struct mrrc_cqe cqe;
+	u8 kind;		/* enum mrrc_done_kind */
+};
+
+enum mrrc_done_kind {
+	MRRC_DONE_OP = 1,
+	MRRC_DONE_RX,
+	MRRC_DONE_EVENT,
+};
+
+/* A receive buffer of the module. */
+struct mrrc_rx {
+	struct ib_cqe cqe;
+	struct mrrc_conn *conn;
+	struct mrrc_msg *msg;
+	u64 dma;
+	struct list_head node;		/* conn->adv */
+	struct hlist_node hnode;	/* conn->arrived */
+	struct mrrc_done done;		/* a peer WRITE_IMM to report */
+};
+
+/* Parts an operation waits for before it completes. */
+#define MRRC_PART_WR		BIT(0)	/* its signalled work request */
+#define MRRC_PART_PEER		BIT(1)	/* the peer's *_DONE message */
+
+/**
+ * struct mrrc_op - one operation of MRRC_IOC_POST
+ * @done: its completion, on ctx->done once @parts is empty
+ * @qnode: entry on conn->backlog or conn->ctrlq while queued
+ * @wnode: entry on conn->recvs (RECV waiting for data)
+ * @hnode: entry on conn->crw or conn->stcrw (by tag)
+ * @conn: the connection (a reference is held)
+ * @cqe: completion of the operation's signalled work request
+ * @timer: deadline of a CRW or STCRW
+ * @parts: MRRC_PART_* still outstanding
+ * @opcode: enum mrrc_opcode
+ * @queued: on @qnode
+ * @hashed: on @hnode
+ * @has_timer: @timer was set up
+ * @msg_mapped: @msg is DMA-mapped at @msg_dma
+ * @internal: the connection's credit message, not a user operation
+ * @nsge: entries of @sge
+ * @nwr: send queue slots the posted operation holds
+ * @handle: cache handle to release when the completion is polled
+ * @len: bytes of the local range
+ * @remote_addr: remote address (one-sided operations)
+ * @rkey: remote key (one-sided operations)
+ * @imm: immediate data
+ * @compare_add: atomic operand
+ * @swap: atomic operand
+ * @peer: the matched advertisement (SEND) or STCRW (CRW)
+ * @sge: local segments
+ * @msg_dma: DMA address of @msg
+ * @msg: control message this operation sends
+ */
+struct mrrc_op {
+	struct mrrc_done done;
+	struct list_head qnode;
+	struct list_head wnode;
+	struct hlist_node hnode;
+	struct mrrc_conn *conn;
+	struct ib_cqe cqe;
+	struct timer_list timer;
+	u8 parts;
+	u8 opcode;
+	bool queued;
+	bool hashed;
+	bool has_timer;
+	bool msg_mapped;
+	bool internal;
+	u8 nsge;
+	u16 nwr;
+	u32 handle;
+	u32 len;
+	u64 remote_addr;
+	u32 rkey;
+	u32 imm;
+	u64 compare_add;
+	u64 swap;
+	struct mrrc_rx *peer;
+	struct ib_sge sge[MRRC_OP_SGE];
+	u64 msg_dma;
+	struct mrrc_msg msg;
+};
+
+enum mrrc_conn_kstate {
+	MRRC_CS_LISTENING = MRRC_CONN_LISTENING,
+	MRRC_CS_CONNECTING = MRRC_CONN_CONNECTING,
+	MRRC_CS_REQUESTED = MRRC_CONN_REQUESTED,
+	MRRC_CS_ESTABLISHED = MRRC_CONN_ESTABLISHED,
+	MRRC_CS_CLOSED = MRRC_CONN_CLOSED,
+};
+
+#define MRRC_EVENT_SLOTS	(MRRC_EVENT_ERROR + 1)
+
+/**
+ * struct mrrc_conn - a connection or a listener
+ * @ref: lifetime; the context's table holds one reference, every
+ *	operation and queued completion one more
+ * @ctx: the owning context
+ * @id: id in ctx->conns
+ * @user_data: reported in wr_id of the connection's events
+ * @listener: this is a listener
+ * @active: this side connected (rather than accepted)
+ * @drained: the queue pair was drained
+ * @cm_id: the RDMA CM id; NULL once destroyed
+ * @cq: completion queue (send and receive), polled in softirq
+ * @qp: the queue pair; NULL until created, and after destruction
+ * @ibdev: the device of @qp, for DMA mapping
+ * @pd: the context's protection domain
+ * @unsig_cqe: completion of unsignalled work requests (errors only)
+ * @lock: see the locking comment at the top of this file
+ * @state: enum mrrc_conn_kstate, under @lock
+ * @close_status: the errno held operations are flushed with
+ * @credits: receive buffers of the peer this side may still use
+ * @owed: own receive buffers reposted but not yet returned to the peer
+ * @rx_unreturned: buffers the peer consumed and we have not returned
+ * @sq_free: free send queue slots
+ * @nops: operations outstanding (accepted, not yet polled)
+ * @credit_busy: @credit_op is posted
+ * @rx_live: @rx is DMA-mapped and may be reposted
+ * @backlog: user operations waiting for the send queue, credits or an
+ *	advertisement, in order
+ * @ctrlq: control messages waiting for credits or send queue slots
+ * @adv: the peer's RECV advertisements, oldest first
+ * @recvs: our RECVs waiting for the peer's SEND_DONE, oldest first
+ * @crw: our held CRWs, by tag
+ * @stcrw: our STCRWs waiting for CRW_DONE, by tag
+ * @arrived: the peer's STCRWs that no CRW matched yet, by tag
+ * @rx: receive buffers
+ * @rx_msgs: their memory
+ * @rx_dma: DMA address of @rx_msgs
+ * @credit_op: the explicit credit message
+ * @err_work: disconnects after a transport error
+ * @events: one preallocated completion per event type
+ * @local: local address
+ * @peer_addr: the peer's address
+ * @st: counters for MRRC_IOC_CONN_QUERY
+ */
+struct mrrc_conn {
+	struct kref ref;
+	struct mrrc_ctx *ctx;
+	u32 id;
+	u64 user_data;
+	bool listener;
+	bool active;
+	bool drained;
+	struct rdma_cm_id *cm_id;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cqe unsig_cqe;
+
+	spinlock_t lock;		/* see the top of this file */
+	int state;
+	int close_status;
+	int credits;
+	unsigned int owed;
+	unsigned int rx_unreturned;
+	unsigned int sq_free;
+	unsigned int nops;
+	bool credit_busy;
+	bool rx_live;
+	struct list_head backlog;
+	struct list_head ctrlq;
+	struct list_head adv;
+	struct list_head recvs;
+	DECLARE_HASHTABLE(crw, MRRC_TAG_BITS);
+	DECLARE_HASHTABLE(stcrw, MRRC_TAG_BITS);
+	DECLARE_HASHTABLE(arrived, MRRC_TAG_BITS);
+	struct mrrc_rx *rx;
+	struct mrrc_msg *rx_msgs;
+	u64 rx_dma;
+	struct mrrc_op *credit_op;
+	struct work_struct err_work;
+	struct mrrc_done events[MRRC_EVENT_SLOTS];
+	struct sockaddr_storage local;
+	struct sockaddr_storage peer_addr;
+	struct {
+		u64 posted;
+		u64 crw_matched;
+		u64 ctrl_sent;
+		u64 ctrl_recv;
+	} st;
+};
+
+/* conn.c */
+void mrrc_conn_put(struct mrrc_conn *conn);
+struct mrrc_conn *mrrc_conn_lookup(struct mrrc_ctx *ctx, u32 id);
+void mrrc_conns_destroy(struct mrrc_ctx *ctx);
+void mrrc_conn_event(struct mrrc_conn *conn, int event, int status);
+void mrrc_conn_fail(struct mrrc_conn *conn, int status);
+int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd);
+int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd);
+int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
+		  struct mrrc_conn_cmd *cmd);
+int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q);
+
+/* data.c */
+int mrrc_data_init(struct mrrc_conn *conn);
+void mrrc_data_start(struct mrrc_conn *conn);
+void mrrc_data_flush(struct mrrc_conn *conn, int status);
+void mrrc_data_cleanup(struct mrrc_conn *conn);
+void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d);
+int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
+int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);
+int mrrc_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd);
+void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all);
+
+#endif /* _MRRC_CONN_H */

@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrc - the data path: operations, control messages, CRW and STCRW.
+ *
+ * See conn.h for the protocol and the locking.  In short: MRRC_IOC_POST
+ * registers each operation's local range through the context's cache and
+ * queues the operation on its connection; mrrc_conn_kick() posts whatever
+ * has what it needs (send queue slots, credits, an advertisement, a
+ * matched tag), from the ioctl or from the completion path.  Completions
+ * go to ctx->done and are harvested by MRRC_IOC_POLL, which also releases
+ * the cache handles and reposts receive buffers, in process context.
+ */
+#include <linux/jiffies.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "mrrc.h"
+#include "cache.h"
+#include "conn.h"
+
+/* Most operations one POST, and completions one POLL, takes. */
+#define MRRC_MAX_BATCH		65536
+/* Completions copied out per chunk of MRRC_IOC_POLL. */
+#define MRRC_POLL_CHUNK		64
+/* Return credits explicitly once this many are owed. */
+#define MRRC_CREDIT_BATCH	(MRRC_RX_DEPTH / 8)
+#define MRRC_MAX_LEN		(1U << 31)
+
+static void mrrc_conn_kick(struct mrrc_conn *conn);
+
+void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d)
+{
+	spin_lock_bh(&ctx->done_lock);
+	list_add_tail(&d->node, &ctx->done);
+	spin_unlock_bh(&ctx->done_lock);
+	wake_up_interruptible(&ctx->wq);
+}
+
+/* Finish @part of @op; the first error sticks; the last part reports it. */
+static void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
+{
+	if (!(op->parts & part))
+		return;
+	op->parts &= ~part;
+	if (status && !op->done.cqe.status)
+		op->done.cqe.status = status;
+	if (!op->parts)
+		mrrc_done_queue(op->conn->ctx, &op->done);
+}
+
+static int mrrc_wc_errno(struct mrrc_conn *conn, enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return 0;
+	case IB_WC_WR_FLUSH_ERR:
+		return conn->close_status ?: -ECONNRESET;
+	case IB_WC_REM_ACCESS_ERR:
+		return -EACCES;
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_LOC_ACCESS_ERR:
+		return -EFAULT;
+	case IB_WC_REM_INV_REQ_ERR:
+		return -EINVAL;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	default:
+		return -EIO;
+	}
+}
+
+/* ---- receive buffers ---------------------------------------------------- */
+
+static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static int mrrc_rx_post(struct mrrc_conn *conn, struct mrrc_rx *rx)
+{
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+
+	ib_dma_sync_single_for_device(conn->ibdev, rx->dma, sizeof(*rx->msg),
+				      DMA_FROM_DEVICE);
+	sge.addr = rx->dma;
+	sge.length = sizeof(*rx->msg);
+	sge.lkey = conn->pd->local_dma_lkey;
+	wr.wr_cqe = &rx->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/* Give a consumed receive buffer back to the queue pair (conn->lock). */
+static void mrrc_rx_repost(struct mrrc_conn *conn, struct mrrc_rx *rx)
+{
+	lockdep_assert_held(&conn->lock);
+	if (!conn->rx_live || conn->state != MRRC_CS_ESTABLISHED)
+		return;
+	if (mrrc_rx_post(conn, rx))
+		return;
+	conn->owed++;
+}
+
+static void mrrc_unsig_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_conn *conn = cq->cq_context;
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
+}
+
+static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * mrrc_data_init() - allocate and post a new connection's receive buffers
+ * @conn: a connection whose queue pair was just created
+ *
+ * Return: 0 or a negative errno; nothing is left allocated on error.
+ */
+int mrrc_data_init(struct mrrc_conn *conn)
+{
+	struct ib_device *dev = conn->ibdev;
+	struct mrrc_op *cop;
+	unsigned int i;
+	int ret;
+
+	conn->rx = kcalloc(MRRC_RX_DEPTH, sizeof(*conn->rx), GFP_KERNEL_ACCOUNT);
+	conn->rx_msgs = kcalloc(MRRC_RX_DEPTH, sizeof(*conn->rx_msgs),
+				GFP_KERNEL_ACCOUNT);
+	cop = kzalloc(sizeof(*cop), GFP_KERNEL_ACCOUNT);
+	if (!conn->rx || !conn->rx_msgs || !cop) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	conn->rx_dma = ib_dma_map_single(dev, conn->rx_msgs,
+					 MRRC_RX_DEPTH * sizeof(*conn->rx_msgs),
+					 DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, conn->rx_dma)) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	cop->conn = conn;
+	cop->internal = true;
+	cop->cqe.done = mrrc_op_wr_done;
+	cop->msg.type = MRRC_MSG_CREDIT;
+	conn->credit_op = cop;
+	conn->unsig_cqe.done = mrrc_unsig_done;
+	conn->credits = MRRC_RX_DEPTH;
+	conn->sq_free = MRRC_SQ_DEPTH;
+
+	for (i = 0; i < MRRC_RX_DEPTH; i++) {
+		struct mrrc_rx *rx = &conn->rx[i];
+
+		rx->conn = conn;
+		rx->msg = &conn->rx_msgs[i];
+		rx->dma = conn->rx_dma + i * sizeof(*rx->msg);
+		rx->cqe.done = mrrc_rx_done;
+		INIT_LIST_HEAD(&rx->node);
+		ret = mrrc_rx_post(conn, rx);
+		if (ret)
+			goto out_unmap;
+	}
+	conn->rx_live = true;
+	return 0;
+
+out_unmap:
+	/* Buffers already posted are flushed when the QP is destroyed. */
+	ib_dma_unmap_single(dev, conn->rx_dma,
+			    MRRC_RX_DEPTH * sizeof(*conn->rx_msgs),
+			    DMA_FROM_DEVICE);
+out_free:
+	kfree(cop);
+	conn->credit_op = NULL;
+	kfree(conn->rx_msgs);
+	conn->rx_msgs = NULL;
+	kfree(conn->rx);
+	conn->rx = NULL;
+	return ret;
+}
+
+/**
+ * mrrc_data_cleanup() - release what mrrc_data_init() set up
+ * @conn: a connection whose queue pair is drained and destroyed
+ */
+void mrrc_data_cleanup(struct mrrc_conn *conn)
+{
+	if (!conn->credit_op)
+		return;
+	spin_lock_bh(&conn->lock);
+	conn->rx_live = false;
+	spin_unlock_bh(&conn->lock);
+	ib_dma_unmap_single(conn->ibdev, conn->rx_dma,
+			    MRRC_RX_DEPTH * sizeof(*conn->rx_msgs),
+			    DMA_FROM_DEVICE);
+	kfree(conn->credit_op);
+	conn->credit_op = NULL;
+}
+
+/**
+ * mrrc_data_start() - the connection is established: start sending
+ * @conn: the connection
+ */
+void mrrc_data_start(struct mrrc_conn *conn)
+{
+	spin_lock_bh(&conn->lock);
+	if (conn->state != MRRC_CS_CLOSED) {
+		conn->state = MRRC_CS_ESTABLISHED;
+		mrrc_conn_kick(conn);
+	}
+	spin_unlock_bh(&conn->lock);
+}
+
+/**
+ * mrrc_data_flush() - fail everything a connection holds
+ * @conn: the connection
+ * @status: the negative errno held operations complete with
+ *
+ * Marks the connection closed.  Operations already posted complete when
+ * the queue pair is drained.
+ */
+void mrrc_data_flush(struct mrrc_conn *conn, int status)
+{
+	struct mrrc_op *op, *tmp;
+	struct hlist_node *n;
+	unsigned int bkt;
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MRRC_CS_CLOSED) {
+		spin_unlock_bh(&conn->lock);
+		return;
+	}
+	conn->state = MRRC_CS_CLOSED;
+	conn->close_status = status;
+
+	list_for_each_entry_safe(op, tmp, &conn->ctrlq, qnode) {
+		list_del(&op->qnode);
+		op->queued = false;
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+	}
+	list_for_each_entry_safe(op, tmp, &conn->backlog, qnode) {
+		list_del(&op->qnode);
+		op->queued = false;
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+	}
+	hash_for_each_safe(conn->crw, bkt, n, op, hnode) {
+		hash_del(&op->hnode);
+		op->hashed = false;
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+	}
+	hash_for_each_safe(conn->stcrw, bkt, n, op, hnode) {
+		hash_del(&op->hnode);
+		op->hashed = false;
+		mrrc_op_part_done(op, MRRC_PART_PEER, status);
+	}
+	list_for_each_entry_safe(op, tmp, &conn->recvs, wnode) {
+		list_del_init(&op->wnode);
+		mrrc_op_part_done(op, MRRC_PART_PEER, status);
+	}
+	/* The peer's advertisements and STCRWs are simply dropped. */
+	INIT_LIST_HEAD(&conn->adv);
+	hash_init(conn->arrived);
+	spin_unlock_bh(&conn->lock);
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static void mrrc_msg_unmap(struct mrrc_conn *conn, struct mrrc_op *op)
+{
+	if (op->msg_mapped) {
+		ib_dma_unmap_single(conn->ibdev, op->msg_dma, sizeof(op->msg),
+				    DMA_TO_DEVICE);
+		op->msg_mapped = false;
+	}
+}
+
+/* Post @op's control message, signalled; uses one credit and one slot. */
+static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	op->msg.credits = cpu_to_le16(conn->owed);
+	op->msg_dma = ib_dma_map_single(conn->ibdev, &op->msg, sizeof(op->msg),
+					DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(conn->ibdev, op->msg_dma))
+		return -ENOMEM;
+	op->msg_mapped = true;
+
+	sge.addr = op->msg_dma;
+	sge.length = offsetof(struct mrrc_msg, seg) +
+		     op->msg.nsegs * sizeof(struct mrrc_wire_seg);
+	sge.lkey = conn->pd->local_dma_lkey;
+	wr.wr_cqe = &op->cqe;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ret = ib_post_send(conn->qp, &wr, NULL);
+	if (ret) {
+		mrrc_msg_unmap(conn, op);
+		return ret;
+	}
+	conn->rx_unreturned -= conn->owed;
+	conn->owed = 0;
+	conn->credits--;
+	conn->sq_free--;
+	op->nwr++;
+	conn->st.ctrl_sent++;
+	return 0;
+}
+
+/* Bytes the segments of a peer message can take, and WRs to fill @len. */
+static u64 mrrc_peer_room(const struct mrrc_msg *m, u32 len, u16 *nwr)
+{
+	u64 room = 0;
+	unsigned int i;
+
+	*nwr = 0;
+	for (i = 0; i < m->nsegs; i++) {
+		if (room < len)
+			(*nwr)++;
+		room += le32_to_cpu(m->seg[i].len);
+	}
+	return room;
+}
+
+/* RDMA-write @op's local range into the segments of @m, unsignalled. */
+static int mrrc_post_writes(struct mrrc_conn *conn, struct mrrc_op *op,
+			    const struct mrrc_msg *m)
+{
+	struct ib_sge sg[MRRC_OP_SGE];
+	struct ib_rdma_wr wr = {};
+	unsigned int j, li = 0;
+	u32 left = op->len, loff = 0;
+	int ret;
+
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.wr_cqe = &conn->unsig_cqe;
+	wr.wr.sg_list = sg;
+	for (j = 0; left && j < m->nsegs; j++) {
+		u32 need = min(le32_to_cpu(m->seg[j].len), left);
+		unsigned int ns = 0;
+
+		wr.remote_addr = le64_to_cpu(m->seg[j].addr);
+		wr.rkey = le32_to_cpu(m->seg[j].rkey);
+		left -= need;
+		while (need) {
+			u32 take = min(op->sge[li].length - loff, need);
+
+			sg[ns].addr = op->sge[li].addr + loff;
+			sg[ns].length = take;
+			sg[ns].lkey = op->sge[li].lkey;
+			ns++;
+			need -= take;
+			loff += take;
+			if (loff == op->sge[li].length) {
+				li++;
+				loff = 0;
+			}
+		}
+		wr.wr.num_sge = ns;
+		ret = ib_post_send(conn->qp, &wr.wr, NULL);
+		if (ret)
+			return ret;
+		conn->sq_free--;
+		op->nwr++;
+	}
+	return 0;
+}
+
+/*
+ * SEND into the oldest advertisement, or a matched CRW into its STCRW:
+ * the writes, then the message that tells the peer they landed.
+ */
+static int mrrc_post_into_peer(struct mrrc_conn *conn, struct mrrc_op *op,
+			       struct mrrc_rx *peer)
+{
+	const struct mrrc_msg *m = peer->msg;
+	bool fits;
+	u16 nwr;
+	int ret;
+
+	fits = mrrc_peer_room(m, op->len, &nwr) >= op->len;
+	if (!fits)
+		nwr = 0;
+	if (conn->sq_free < nwr + 1 || conn->credits < 2)
+		return -EAGAIN;
+
+	op->msg.type = op->opcode == MRRC_OP_SEND ? MRRC_MSG_SEND_DONE :
+						    MRRC_MSG_CRW_DONE;
+	op->msg.tag = m->tag;
+	if (fits) {
+		ret = mrrc_post_writes(conn, op, m);
+		if (ret)
+			return ret;
+		op->msg.len = cpu_to_le32(op->len);
+	} else {
+		/* Both sides fail; the data moves nowhere. */
+		op->msg.status = cpu_to_le32(EMSGSIZE);
+		op->done.cqe.status = -EMSGSIZE;
+	}
+	ret = mrrc_post_msg(conn, op);
+	if (ret)
+		return ret;
+	if (op->opcode == MRRC_OP_CRW)
+		conn->st.crw_matched++;
+	/* The peer's buffer is consumed: its receive buffer is free again. */
+	mrrc_rx_repost(conn, peer);
+	op->peer = NULL;
+	return 0;
+}
+
+/* One-sided operations: one signalled work request. */
+static int mrrc_post_one_sided(struct mrrc_conn *conn, struct mrrc_op *op)
+{
+	struct ib_atomic_wr awr = {};
+	struct ib_rdma_wr rwr = {};
+	struct ib_send_wr *wr;
+	int ret;
+
+	if (conn->sq_free < 1)
+		return -EAGAIN;
+	if (op->opcode == MRRC_OP_WRITE_IMM && conn->credits < 2)
+		return -EAGAIN;
+
+	switch (op->opcode) {
+	case MRRC_OP_FETCH_ADD:
+	case MRRC_OP_CMP_SWAP:
+		awr.wr.opcode = op->opcode == MRRC_OP_FETCH_ADD ?
+				IB_WR_ATOMIC_FETCH_AND_ADD :
+				IB_WR_ATOMIC_CMP_AND_SWP;
+		awr.remote_addr = op->remote_addr;
+		awr.rkey = op->rkey;
+		awr.compare_add = op->compare_add;
+		awr.swap = op->swap;
+		wr = &awr.wr;
+		break;
+	default:
+		rwr.wr.opcode = op->opcode == MRRC_OP_READ ?
+				IB_WR_RDMA_READ :
+				op->opcode == MRRC_OP_WRITE_IMM ?
+				IB_WR_RDMA_WRITE_WITH_IMM : IB_WR_RDMA_WRITE;
+		rwr.wr.ex.imm_data = cpu_to_be32(op->imm);
+		rwr.remote_addr = op->remote_addr;
+		rwr.rkey = op->rkey;
+		wr = &rwr.wr;
+		break;
+	}
+	wr->wr_cqe = &op->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	wr->sg_list = op->sge;
+	wr->num_sge = op->nsge;
+	ret = ib_post_send(conn->qp, wr, NULL);
+	if (ret)
+		return ret;
+	conn->sq_free--;
+	op->nwr++;
+	if (op->opcode == MRRC_OP_WRITE_IMM)
+		conn->credits--;
+	return 0;
+}
+
+/* Post @op if it has what it needs: 0, -EAGAIN to wait, or an error. */
+static int mrrc_op_try_post(struct mrrc_conn *conn, struct mrrc_op *op)
+{
+	struct mrrc_rx *peer;
+
+	switch (op->opcode) {
+	case MRRC_OP_SEND:
+		if (list_empty(&conn->adv))
+			return -EAGAIN;
+		peer = list_first_entry(&conn->adv, struct mrrc_rx, node);
+		if (mrrc_post_into_peer(conn, op, peer) == -EAGAIN)
+			return -EAGAIN;
+		list_del_init(&peer->node);
+		return 0;
+	case MRRC_OP_CRW:
+		return mrrc_post_into_peer(conn, op, op->peer);
+	default:
+		return mrrc_post_one_sided(conn, op);
+	}
+}
+
+/* Send credits back if the peer is running low (conn->lock held). */
+static void mrrc_credit_return(struct mrrc_conn *conn)
+{
+	unsigned int peer_left = MRRC_RX_DEPTH - conn->rx_unreturned;
+
+	if (!conn->owed || conn->credit_busy || conn->credits < 1 ||
+	    conn->sq_free < 1)
+		return;
+	if (conn->owed < MRRC_CREDIT_BATCH && peer_left > 2)
+		return;
+	if (!mrrc_post_msg(conn, conn->credit_op))
+		conn->credit_busy = true;
+}
+
+/*
+ * Post what can be posted: control messages first (keeping the last
+ * credit for credit returns), then user operations in order.
+ */
+static void mrrc_conn_kick(struct mrrc_conn *conn)
+{
+	struct mrrc_op *op;
+	bool failed = false;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->state != MRRC_CS_ESTABLISHED)
+		return;
+
+	while (!list_empty(&conn->ctrlq) && conn->credits >= 2 &&
+	       conn->sq_free >= 1) {
+		op = list_first_entry(&conn->ctrlq, struct mrrc_op, qnode);
+		list_del(&op->qnode);
+		op->queued = false;
+		ret = mrrc_post_msg(conn, op);
+		if (ret) {
+			mrrc_op_part_done(op, MRRC_PART_WR, ret);
+			failed = true;
+		}
+	}
+	while (!list_empty(&conn->backlog)) {
+		op = list_first_entry(&conn->backlog, struct mrrc_op, qnode);
+		ret = mrrc_op_try_post(conn, op);
+		if (ret == -EAGAIN)
+			break;
+		list_del(&op->qnode);
+		op->queued = false;
+		if (ret) {
+			mrrc_op_part_done(op, MRRC_PART_WR, ret);
+			failed = true;
+		}
+	}
+	mrrc_credit_return(conn);
+	if (failed)
+		schedule_work(&conn->err_work);
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_op *op = container_of(wc->wr_cqe, struct mrrc_op, cqe);
+	struct mrrc_conn *conn = op->conn;
+	int status = mrrc_wc_errno(conn, wc->status);
+
+	spin_lock_bh(&conn->lock);
+	conn->sq_free += op->nwr;
+	op->nwr = 0;
+	mrrc_msg_unmap(conn, op);
+	if (op->internal)
+		conn->credit_busy = false;
+	else
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+	mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		mrrc_conn_fail(conn, status);
+}
+
+static struct mrrc_op *mrrc_tag_find(struct hlist_head *table, size_t bits,
+				     u64 tag)
+{
+	struct mrrc_op *op;
+
+	hlist_for_each_entry(op, &table[hash_min(tag, bits)], hnode)
+		if (op->done.cqe.tag == tag)
+			return op;
+	return NULL;
+}
+
+#define mrrc_tag_lookup(table, tag) \
+	mrrc_tag_find(table, HASH_BITS(table), tag)
+
+static struct mrrc_rx *mrrc_arrived_find(struct mrrc_conn *conn, u64 tag)
+{
+	struct mrrc_rx *rx;
+
+	hash_for_each_possible(conn->arrived, rx, hnode, tag)
+		if (le64_to_cpu(rx->msg->tag) == tag)
+			return rx;
+	return NULL;
+}
+
+/* A CRW meets its STCRW: it goes to the back of the send queue. */
+static void mrrc_crw_match(struct mrrc_conn *conn, struct mrrc_op *op,
+			   struct mrrc_rx *rx)
+{
+	op->peer = rx;
+	op->queued = true;
+	list_add_tail(&op->qnode, &conn->backlog);
+}
+
+/* Handle one control message (conn->lock held). */
+static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
+			  u32 byte_len)
+{
+	struct mrrc_msg *m = rx->msg;
+	u64 tag = le64_to_cpu(m->tag);
+	struct mrrc_op *op;
+	int status;
+
+	if (byte_len < offsetof(struct mrrc_msg, seg) ||
+	    m->nsegs > MRRC_MSG_SEGS ||
+	    byte_len < offsetof(struct mrrc_msg, seg) +
+		       m->nsegs * sizeof(struct mrrc_wire_seg)) {
+		pr_warn_ratelimited("mrrc: conn %u: malformed control message\n",
+				    conn->id);
+		mrrc_rx_repost(conn, rx);
+		return;
+	}
+	conn->credits += le16_to_cpu(m->credits);
+	conn->st.ctrl_recv++;
+	status = -(int)min_t(u32, le32_to_cpu(m->status), MAX_ERRNO);
+
+	switch (m->type) {
+	case MRRC_MSG_RECV_ADV:
+		list_add_tail(&rx->node, &conn->adv);
+		return;
+	case MRRC_MSG_STCRW:
+		op = mrrc_tag_lookup(conn->crw, tag);
+		if (op) {
+			hash_del(&op->hnode);
+			op->hashed = false;
+			mrrc_crw_match(conn, op, rx);
+		} else {
+			hash_add(conn->arrived, &rx->hnode, tag);
+		}
+		return;
+	case MRRC_MSG_SEND_DONE:
+		op = list_first_entry_or_null(&conn->recvs, struct mrrc_op,
+					      wnode);
+		if (op) {
+			list_del_init(&op->wnode);
+			op->done.cqe.byte_len = le32_to_cpu(m->len);
+			mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		}
+		break;
+	case MRRC_MSG_CRW_DONE:
+		/* Unknown tags were cancelled or timed out here: ignore. */
+		op = mrrc_tag_lookup(conn->stcrw, tag);
+		if (op) {
+			hash_del(&op->hnode);
+			op->hashed = false;
+			op->done.cqe.byte_len = le32_to_cpu(m->len);
+			mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		}
+		break;
+	default:
+		break;
+	}
+	mrrc_rx_repost(conn, rx);
+}
+
+static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_rx *rx = container_of(wc->wr_cqe, struct mrrc_rx, cqe);
+	struct mrrc_conn *conn = rx->conn;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
+		return;
+	}
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state != MRRC_CS_ESTABLISHED) {
+		spin_unlock_bh(&conn->lock);
+		return;
+	}
+	conn->rx_unreturned++;
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+		/* The peer's WRITE_IMM: reposted when the application polls. */
+		memset(&rx->done.cqe, 0, sizeof(rx->done.cqe));
+		rx->done.kind = MRRC_DONE_RX;
+		rx->done.conn = conn;
+		rx->done.cqe.conn = conn->id;
+		rx->done.cqe.opcode = MRRC_OP_RECV_IMM;
+		rx->done.cqe.byte_len = wc->byte_len;
+		rx->done.cqe.imm = be32_to_cpu(wc->ex.imm_data);
+		kref_get(&conn->ref);
+		mrrc_done_queue(conn->ctx, &rx->done);
+	} else {
+		ib_dma_sync_single_for_cpu(conn->ibdev, rx->dma,
+					   sizeof(*rx->msg), DMA_FROM_DEVICE);
+		mrrc_msg_recv(conn, rx, wc->byte_len);
+	}
+	mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+}
+
+/* A CRW or STCRW deadline. */
+static void mrrc_op_timeout(struct timer_list *t)
+{
+	struct mrrc_op *op = from_timer(op, t, timer);
+	struct mrrc_conn *conn = op->conn;
+
+	spin_lock_bh(&conn->lock);
+	if (op->hashed) {
+		hash_del(&op->hnode);
+		op->hashed = false;
+		if (op->queued) {
+			list_del(&op->qnode);
+			op->queued = false;
+			mrrc_op_part_done(op, MRRC_PART_WR, -ETIMEDOUT);
+		}
+		mrrc_op_part_done(op, op->opcode == MRRC_OP_CRW ?
+				  MRRC_PART_WR : MRRC_PART_PEER, -ETIMEDOUT);
+	}
+	spin_unlock_bh(&conn->lock);
+}
+
+/* ---- MRRC_IOC_POST ------------------------------------------------------ */
+
+static int mrrc_wr_check(const struct mrrc_wr *wr)
+{
+	bool one_sided, atomic, tagged;
+
+	if (wr->flags & ~MRRC_WR_HANDLE)
+		return -EOPNOTSUPP;
+	if (wr->__reserved || wr->__reserved2)
+		return -EINVAL;
+	if (wr->opcode < MRRC_OP_WRITE || wr->opcode > MRRC_OP_LAST)
+		return -EINVAL;
+	if (!wr->len || wr->len > MRRC_MAX_LEN || wr->addr + wr->len < wr->addr)
+		return -EINVAL;
+	if (!(wr->flags & MRRC_WR_HANDLE) && wr->handle)
+		return -EINVAL;
+
+	atomic = wr->opcode == MRRC_OP_FETCH_ADD ||
+		 wr->opcode == MRRC_OP_CMP_SWAP;
+	one_sided = atomic || wr->opcode == MRRC_OP_WRITE ||
+		    wr->opcode == MRRC_OP_WRITE_IMM ||
+		    wr->opcode == MRRC_OP_READ;
+	tagged = wr->opcode == MRRC_OP_CRW || wr->opcode == MRRC_OP_STCRW;
+
+	if (atomic && (wr->len != 8 || (wr->addr | wr->remote_addr) & 7))
+		return -EINVAL;
+	if (!one_sided && (wr->remote_addr || wr->rkey))
+		return -EINVAL;
+	if (wr->opcode != MRRC_OP_WRITE_IMM && wr->imm)
+		return -EINVAL;
+	if (!atomic && wr->compare_add)
+		return -EINVAL;
+	if (wr->opcode != MRRC_OP_CMP_SWAP && wr->swap)
+		return -EINVAL;
+	if (!tagged && (wr->tag || wr->deadline_ns))
+		return -EINVAL;
+	return 0;
+}
+
+static u32 mrrc_wr_access(u8 opcode)
+{
+	switch (opcode) {
+	case MRRC_OP_READ:
+	case MRRC_OP_FETCH_ADD:
+	case MRRC_OP_CMP_SWAP:
+		return MRRC_ACCESS_LOCAL_WRITE;
+	case MRRC_OP_RECV:
+	case MRRC_OP_STCRW:
+		return MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE;
+	default:
+		return 0;
+	}
+}
+
+/* Queue a registered operation on its connection (conn->lock held). */
+static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
+			   u64 deadline_ns)
+{
+	u64 tag = op->done.cqe.tag;
+	struct mrrc_rx *rx;
+
+	switch (op->opcode) {
+	case MRRC_OP_RECV:
+		op->parts = MRRC_PART_WR | MRRC_PART_PEER;
+		op->msg.type = MRRC_MSG_RECV_ADV;
+		list_add_tail(&op->wnode, &conn->recvs);
+		op->queued = true;
+		list_add_tail(&op->qnode, &conn->ctrlq);
+		break;
+	case MRRC_OP_STCRW:
+		op->parts = MRRC_PART_WR | MRRC_PART_PEER;
+		op->msg.type = MRRC_MSG_STCRW;
+		op->msg.tag = cpu_to_le64(tag);
+		hash_add(conn->stcrw, &op->hnode, tag);
+		op->hashed = true;
+		op->queued = true;
+		list_add_tail(&op->qnode, &conn->ctrlq);
+		break;
+	case MRRC_OP_CRW:
+		op->parts = MRRC_PART_WR;
+		rx = mrrc_arrived_find(conn, tag);
+		if (rx) {
+			hash_del(&rx->hnode);
+			mrrc_crw_match(conn, op, rx);
+		} else {
+			hash_add(conn->crw, &op->hnode, tag);
+			op->hashed = true;
+		}
+		break;
+	default:
+		op->parts = MRRC_PART_WR;
+		op->queued = true;
+		list_add_tail(&op->qnode, &conn->backlog);
+		break;
+	}
+
+	if (deadline_ns && op->hashed) {
+		s64 left = deadline_ns - ktime_get_ns();
+
+		op->has_timer = true;
+		timer_setup(&op->timer, mrrc_op_timeout, 0);
+		/* Round up: a deadline never fires early. */
+		mod_timer(&op->timer, jiffies +
+			  (left > 0 ? nsecs_to_jiffies(left) + 1 : 0));
+	}
+	mrrc_conn_kick(conn);
+}
+
+static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
+			 const struct mrrc_wr *wr)
+{
+	struct mrrc_seg segs[MRRC_OP_SGE];
+	struct mrrc_reg_out out = {};
+	struct mrrc_conn *conn;
+	struct mrrc_op *op;
+	unsigned int i;
+	u32 access;
+	int ret;
+
+	ret = mrrc_wr_check(wr);
+	if (ret)
+		return ret;
+	conn = mrrc_conn_lookup(ctx, wr->conn);
+	if (!conn)
+		return -ENOENT;
+	if (conn->listener)
+		return -EINVAL;
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MRRC_CS_CLOSED)
+		ret = -ENOTCONN;
+	else if (conn->nops >= MRRC_CONN_MAX_OPS)
+		ret = -EAGAIN;
+	else if (wr->opcode == MRRC_OP_CRW &&
+		 mrrc_tag_lookup(conn->crw, wr->tag))
+		ret = -EEXIST;
+	else if (wr->opcode == MRRC_OP_STCRW &&
+		 mrrc_tag_lookup(conn->stcrw, wr->tag))
+		ret = -EEXIST;
+	spin_unlock_bh(&conn->lock);
+	if (ret)
+		return ret;
+
+	access = mrrc_wr_access(wr->opcode);
+	if (wr->flags & MRRC_WR_HANDLE)
+		ret = mrrc_cache_handle_ref(c, wr->handle, wr->addr, wr->len,
+					    access, segs, MRRC_OP_SGE, &out);
+	else
+		ret = mrrc_cache_reg(c, wr->addr, wr->len, access, 0, segs,
+				     MRRC_OP_SGE, &out);
+	if (ret)
+		return ret;
+
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	if (!op) {
+		mrrc_cache_release(c, out.handle);
+		return -ENOMEM;
+	}
+	op->handle = out.handle;
+	op->opcode = wr->opcode;
+	op->len = wr->len;
+	op->nsge = out.nsegs;
+	for (i = 0; i < out.nsegs; i++) {
+		op->sge[i].addr = segs[i].addr;
+		op->sge[i].length = segs[i].length;
+		op->sge[i].lkey = segs[i].lkey;
+		op->msg.seg[i].addr = cpu_to_le64(segs[i].addr);
+		op->msg.seg[i].len = cpu_to_le32(segs[i].length);
+		op->msg.seg[i].rkey = cpu_to_le32(segs[i].rkey);
+	}
+	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW)
+		op->msg.nsegs = out.nsegs;
+	op->remote_addr = wr->remote_addr;
+	op->rkey = wr->rkey;
+	op->imm = wr->imm;
+	op->compare_add = wr->compare_add;
+	op->swap = wr->swap;
+	op->cqe.done = mrrc_op_wr_done;
+	INIT_LIST_HEAD(&op->wnode);
+	op->done.kind = MRRC_DONE_OP;
+	op->done.conn = conn;
+	op->done.cqe.wr_id = wr->wr_id;
+	op->done.cqe.conn = conn->id;
+	op->done.cqe.opcode = wr->opcode;
+	op->done.cqe.tag = wr->tag;
+	if (wr->opcode != MRRC_OP_RECV && wr->opcode != MRRC_OP_STCRW)
+		op->done.cqe.byte_len = wr->len;
+	op->conn = conn;
+	kref_get(&conn->ref);
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MRRC_CS_CLOSED) {
+		spin_unlock_bh(&conn->lock);
+		mrrc_conn_put(conn);
+		kfree(op);
+		mrrc_cache_release(c, out.handle);
+		return -ENOTCONN;
+	}
+	conn->nops++;
+	conn->st.posted++;
+	mrrc_op_submit(conn, op, wr->deadline_ns);
+	spin_unlock_bh(&conn->lock);
+	return 0;
+}
+
+int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
+{
+	const size_t min_wr = offsetofend(struct mrrc_wr, deadline_ns);
+	struct mrrc_cache *c;
+	struct mrrc_wr wr;
+	unsigned int i;
+	int ret = 0;
+
+	cmd->done = 0;
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved || cmd->count > MRRC_MAX_BATCH ||
+	    cmd->wr_size < min_wr)
+		return -EINVAL;
+
+	c = mrrc_ctx_lock_cache(ctx);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	/* The model registrar's keys are not real. */
+	if (mrrc_cache_mode(c) == MRRC_MODE_MODEL)
+		ret = -EOPNOTSUPP;
+	for (i = 0; !ret && i < cmd->count; i++) {
+		ret = copy_struct_from_user(&wr, sizeof(wr),
+					    u64_to_user_ptr(cmd->wrs) +
+					    (u64)i * cmd->wr_size,
+					    cmd->wr_size);
+		if (!ret)
+			ret = mrrc_post_one(ctx, c, &wr);
+		if (!ret)
+			cmd->done++;
+	}
+	mrrc_ctx_unlock(ctx);
+	return ret;
+}
+
+/* ---- MRRC_IOC_CANCEL ---------------------------------------------------- */
+
+int mrrc_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd)
+{
+	struct mrrc_conn *conn;
+	struct mrrc_op *op;
+	int ret = 0;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->opcode != MRRC_OP_CRW && cmd->opcode != MRRC_OP_STCRW)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	conn = mrrc_conn_lookup(ctx, cmd->conn);
+	if (!conn || conn->listener) {
+		ret = -ENOENT;
+		goto out;
+	}
+	spin_lock_bh(&conn->lock);
+	op = cmd->opcode == MRRC_OP_CRW ? mrrc_tag_lookup(conn->crw, cmd->tag) :
+					  mrrc_tag_lookup(conn->stcrw, cmd->tag);
+	if (!op) {
+		ret = -ENOENT;
+	} else {
+		hash_del(&op->hnode);
+		op->hashed = false;
+		if (op->queued) {
+			list_del(&op->qnode);
+			op->queued = false;
+			mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
+		}
+		mrrc_op_part_done(op, cmd->opcode == MRRC_OP_CRW ?
+				  MRRC_PART_WR : MRRC_PART_PEER, -ECANCELED);
+	}
+	spin_unlock_bh(&conn->lock);
+out:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/* ---- MRRC_IOC_POLL ------------------------------------------------------ */
+
+/* Release what a reported completion held (process context). */
+static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
+{
+	struct mrrc_conn *conn = d->conn;
+
+	switch (d->kind) {
+	case MRRC_DONE_OP: {
+		struct mrrc_op *op = container_of(d, struct mrrc_op, done);
+
+		if (op->has_timer)
+			del_timer_sync(&op->timer);
+		if (op->handle && c)
+			mrrc_cache_release(c, op->handle);
+		spin_lock_bh(&conn->lock);
+		conn->nops--;
+		spin_unlock_bh(&conn->lock);
+		kfree(op);
+		break;
+	}
+	case MRRC_DONE_RX: {
+		struct mrrc_rx *rx = container_of(d, struct mrrc_rx, done);
+
+		spin_lock_bh(&conn->lock);
+		mrrc_rx_repost(conn, rx);
+		mrrc_conn_kick(conn);
+		spin_unlock_bh(&conn->lock);
+		break;
+	}
+	default:
+		break;
+	}
+	mrrc_conn_put(conn);
+}
+
+int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
+{
+	const size_t min_cqe = offsetofend(struct mrrc_cqe, tag);
+	struct mrrc_cqe *kbuf;
+	struct mrrc_done *d, *tmp;
+	u32 total = 0;
+	int ret = 0;
+
+	cmd->count = 0;
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved || cmd->max > MRRC_MAX_BATCH ||
+	    cmd->cqe_size < min_cqe)
+		return -EINVAL;
+
+	kbuf = kmalloc_array(MRRC_POLL_CHUNK, sizeof(*kbuf), GFP_KERNEL);
+	if (!kbuf)
+		return -ENOMEM;
+
+	mutex_lock(&ctx->lock);
+	while (total < cmd->max) {
+		LIST_HEAD(batch);
+		u32 n = 0;
+
+		spin_lock_bh(&ctx->done_lock);
+		while (n < min_t(u32, cmd->max - total, MRRC_POLL_CHUNK) &&
+		       !list_empty(&ctx->done)) {
+			d = list_first_entry(&ctx->done, struct mrrc_done, node);
+			list_move_tail(&d->node, &batch);
+			kbuf[n++] = d->cqe;
+		}
+		spin_unlock_bh(&ctx->done_lock);
+		if (!n)
+			break;
+
+		ret = mrrc_copy_records(cmd->cqes + (u64)total * cmd->cqe_size,
+					cmd->cqe_size, kbuf, sizeof(*kbuf), n);
+		if (ret) {
+			/* Nothing is lost: they go back to the front. */
+			spin_lock_bh(&ctx->done_lock);
+			list_splice(&batch, &ctx->done);
+			spin_unlock_bh(&ctx->done_lock);
+			break;
+		}
+		total += n;
+		list_for_each_entry_safe(d, tmp, &batch, node) {
+			list_del(&d->node);
+			mrrc_done_release(ctx->cache, d);
+		}
+	}
+	mutex_unlock(&ctx->lock);
+	kfree(kbuf);
+	cmd->count = total;
+	return total ? 0 : ret;
+}
+
+/**
+ * mrrc_done_drain() - deal with completions nobody polled
+ * @ctx: the context
+ * @free_all: release them all (the context is going away); otherwise only
+ *	forget their cache handles (the cache is going away)
+ */
+void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
+{
+	struct mrrc_done *d, *tmp;
+	LIST_HEAD(all);
+
+	spin_lock_bh(&ctx->done_lock);
+	if (free_all) {
+		list_splice_init(&ctx->done, &all);
+	} else {
+		list_for_each_entry(d, &ctx->done, node)
+			if (d->kind == MRRC_DONE_OP)
+				container_of(d, struct mrrc_op, done)->handle = 0;
+	}
+	spin_unlock_bh(&ctx->done_lock);
+
+	list_for_each_entry_safe(d, tmp, &all, node) {
+		list_del(&d->node);
+		mrrc_done_release(NULL, d);
+	}
+}

@@ -1,0 +1,1141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Connections and the data path: every operation and size, segments, CRW
+ * and STCRW in every order, deadlines, cancel, duplicates, disconnect,
+ * closing and killing processes with operations held, and stale
+ * registrations.  Server and client are two contexts on rxe0, in one
+ * process or two (fork) where a process has to die.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "kselftest_harness.h"
+#include "mrrc_test.h"
+
+#define VM_ADDR		"10.211.0.1"
+#define TMO_MS		20000
+#define MiB		(1024 * 1024)
+
+static uint16_t next_port(void)
+{
+	static uint16_t port;
+
+	if (!port)
+		port = 20000 + (getpid() % 20000);
+	return port++;
+}
+
+static struct sockaddr_in vm_addr(uint16_t port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+
+	inet_pton(AF_INET, VM_ADDR, &sin.sin_addr);
+	return sin;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Collect exactly @n completions from @fd: 0, or -ETIMEDOUT. */
+static int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
+{
+	int64_t end = now_ms() + TMO_MS;
+	unsigned int got = 0;
+	int r;
+
+	while (got < n) {
+		r = mrrc_poll_cq(fd, cqe + got, n - got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got == n)
+			break;
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		mrrc_wait(fd, 100);
+	}
+	return 0;
+}
+
+/* Wait for connection event @ev on @fd; returns its cqe's conn or -err. */
+static int wait_event(int fd, int ev, struct mrrc_cqe *out)
+{
+	struct mrrc_cqe c;
+	int r;
+
+	for (;;) {
+		r = reap(fd, &c, 1);
+		if (r)
+			return r;
+		if (c.opcode == MRRC_OP_EVENT && c.event == ev) {
+			if (out)
+				*out = c;
+			return c.conn;
+		}
+		if (c.opcode == MRRC_OP_EVENT)
+			return -EPROTO;
+	}
+}
+
+struct pair {
+	int sfd, cfd;		/* server and client contexts */
+	uint32_t lis, sconn, cconn;
+};
+
+static int pair_open(struct pair *p)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->sfd = open_bound(RXE_DEV);
+	p->cfd = open_bound(RXE_DEV);
+	if (p->sfd < 0 || p->cfd < 0)
+		return -ENODEV;
+	r = mrrc_listen(p->sfd, (struct sockaddr *)&sin, 16, 0x5e, &p->lis);
+	if (!r)
+		r = mrrc_connect(p->cfd, (struct sockaddr *)&sin, NULL, 0, 0xc1,
+				 &p->cconn);
+	if (r)
+		return r;
+	r = wait_event(p->sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	if (r < 0)
+		return r;
+	p->sconn = r;
+	r = mrrc_accept(p->sfd, p->sconn, 0x5c);
+	if (r)
+		return r;
+	r = wait_event(p->sfd, MRRC_EVENT_ESTABLISHED, NULL);
+	if (r >= 0)
+		r = wait_event(p->cfd, MRRC_EVENT_ESTABLISHED, NULL);
+	return r < 0 ? r : 0;
+}
+
+static void pair_close(struct pair *p)
+{
+	if (p->cfd >= 0)
+		close(p->cfd);
+	if (p->sfd >= 0)
+		close(p->sfd);
+}
+
+static void *map(size_t len)
+{
+	void *b = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return b == MAP_FAILED ? NULL : b;
+}
+
+static void fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *b = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (uint8_t)(seed * 2654435761u + i * 40503u + (i >> 8));
+}
+
+static int check(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *b = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != (uint8_t)(seed * 2654435761u + i * 40503u +
+				      (i >> 8)))
+			return -1;
+	return 0;
+}
+
+/* Register @len bytes at @buf on @fd with @access: the first segment. */
+static int reg1(int fd, void *buf, size_t len, uint32_t access,
+		struct mrrc_seg *seg, uint32_t *handle)
+{
+	struct mrrc_reg_req req = {
+		.addr = (uintptr_t)buf, .length = len, .access = access,
+	};
+	unsigned int n = 1;
+	int r = mrrc_reg(fd, &req, 1, seg, &n);
+
+	if (r != 1)
+		return r < 0 ? r : -EIO;
+	*handle = req.handle;
+	return req.nsegs == 1 ? 0 : -EOVERFLOW;
+}
+
+static struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t len,
+			 uint64_t wr_id)
+{
+	struct mrrc_wr w = {
+		.wr_id = wr_id, .conn = conn, .opcode = op,
+		.addr = (uintptr_t)addr, .len = len,
+	};
+
+	return w;
+}
+
+static int post1(int fd, struct mrrc_wr w)
+{
+	return mrrc_post(fd, &w, 1, NULL);
+}
+
+static const size_t sizes[] = {
+	1, 7, 64, 4095, 4096, 4097, 65536, 200000, MiB, 4 * MiB,
+};
+
+FIXTURE(data) {
+	struct pair p;
+	uint8_t *sbuf, *cbuf;
+};
+
+FIXTURE_SETUP(data)
+{
+	int r = pair_open(&self->p);
+
+	ASSERT_EQ(0, r) TH_LOG("connect: %s", strerror(-r));
+	self->sbuf = map(4 * MiB + 8192);
+	self->cbuf = map(4 * MiB + 8192);
+	ASSERT_NE(NULL, self->sbuf);
+	ASSERT_NE(NULL, self->cbuf);
+	/*
+	 * Fault the memory in: a read-only registration of untouched
+	 * anonymous memory pins the zero page, and the first write then
+	 * (rightly) invalidates it.
+	 */
+	memset(self->sbuf, 0, 4 * MiB + 8192);
+	memset(self->cbuf, 0, 4 * MiB + 8192);
+}
+
+FIXTURE_TEARDOWN(data)
+{
+	pair_close(&self->p);
+	munmap(self->sbuf, 4 * MiB + 8192);
+	munmap(self->cbuf, 4 * MiB + 8192);
+}
+
+TEST_F(data, conn_query_and_events)
+{
+	struct mrrc_conn_query q;
+
+	ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q));
+	EXPECT_EQ(MRRC_CONN_ESTABLISHED, q.state);
+	EXPECT_EQ(AF_INET, q.peer.family);
+	EXPECT_LT(1, q.credits);
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.lis, &q));
+	EXPECT_EQ(MRRC_CONN_LISTENING, q.state);
+	EXPECT_EQ(-ENOENT, mrrc_conn_query(self->p.sfd, 999999, &q));
+}
+
+TEST_F(data, write_every_size)
+{
+	struct mrrc_seg seg;
+	struct mrrc_cqe c;
+	uint32_t h;
+	size_t i;
+
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4 * MiB,
+			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
+			  &seg, &h));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_WRITE,
+				      self->cbuf, sizes[i], i);
+
+		memset(self->sbuf, 0, 4 * MiB);
+		fill(self->cbuf, sizes[i], i + 1);
+		w.remote_addr = seg.addr;
+		w.rkey = seg.rkey;
+		ASSERT_EQ(0, post1(self->p.cfd, w));
+		ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+		ASSERT_EQ(0, c.status) TH_LOG("size %zu", sizes[i]);
+		EXPECT_EQ(i, c.wr_id);
+		EXPECT_EQ(sizes[i], c.byte_len);
+		ASSERT_EQ(0, check(self->sbuf, sizes[i], i + 1))
+			TH_LOG("size %zu", sizes[i]);
+		/* Nothing beyond the write changed. */
+		if (sizes[i] < 4 * MiB)
+			EXPECT_EQ(0, self->sbuf[sizes[i]]);
+	}
+	EXPECT_EQ(1, mrrc_release(self->p.sfd, &h, 1));
+}
+
+TEST_F(data, read_every_size)
+{
+	struct mrrc_seg seg;
+	struct mrrc_cqe c;
+	uint32_t h;
+	size_t i;
+
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4 * MiB,
+			  MRRC_ACCESS_REMOTE_READ, &seg, &h));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_READ,
+				      self->cbuf, sizes[i], i);
+
+		fill(self->sbuf, sizes[i], 100 + i);
+		memset(self->cbuf, 0, sizes[i]);
+		w.remote_addr = seg.addr;
+		w.rkey = seg.rkey;
+		ASSERT_EQ(0, post1(self->p.cfd, w));
+		ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+		ASSERT_EQ(0, c.status) TH_LOG("size %zu", sizes[i]);
+		ASSERT_EQ(0, check(self->cbuf, sizes[i], 100 + i))
+			TH_LOG("size %zu", sizes[i]);
+	}
+	mrrc_release(self->p.sfd, &h, 1);
+}
+
+TEST_F(data, write_imm_reaches_peer)
+{
+	struct mrrc_seg seg;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	uint32_t h;
+
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4096,
+			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
+			  &seg, &h));
+	fill(self->cbuf, 1000, 9);
+	w = wr(self->p.cconn, MRRC_OP_WRITE_IMM, self->cbuf, 1000, 1);
+	w.remote_addr = seg.addr;
+	w.rkey = seg.rkey;
+	w.imm = 0xdeadbeef;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	ASSERT_EQ(0, c.status);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(MRRC_OP_RECV_IMM, c.opcode);
+	EXPECT_EQ(0xdeadbeef, c.imm);
+	EXPECT_EQ(1000, c.byte_len);
+	EXPECT_EQ(self->p.sconn, c.conn);
+	EXPECT_EQ(0, check(self->sbuf, 1000, 9));
+	mrrc_release(self->p.sfd, &h, 1);
+}
+
+TEST_F(data, send_recv_every_size)
+{
+	struct mrrc_cqe c[2];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(self->sbuf, 0, sizes[i] + 1);
+		fill(self->cbuf, sizes[i], 200 + i);
+		/* Alternate which side comes first. */
+		if (i & 1)
+			ASSERT_EQ(0, post1(self->p.cfd,
+					   wr(self->p.cconn, MRRC_OP_SEND,
+					      self->cbuf, sizes[i], i)));
+		ASSERT_EQ(0, post1(self->p.sfd,
+				   wr(self->p.sconn, MRRC_OP_RECV, self->sbuf,
+				      sizes[i] + 1, 1000 + i)));
+		if (!(i & 1))
+			ASSERT_EQ(0, post1(self->p.cfd,
+					   wr(self->p.cconn, MRRC_OP_SEND,
+					      self->cbuf, sizes[i], i)));
+		ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+		ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+		ASSERT_EQ(0, c[0].status);
+		ASSERT_EQ(0, c[1].status);
+		EXPECT_EQ(MRRC_OP_RECV, c[1].opcode);
+		EXPECT_EQ(1000 + i, c[1].wr_id);
+		EXPECT_EQ(sizes[i], c[1].byte_len);
+		ASSERT_EQ(0, check(self->sbuf, sizes[i], 200 + i))
+			TH_LOG("size %zu", sizes[i]);
+		EXPECT_EQ(0, self->sbuf[sizes[i]]);
+	}
+}
+
+TEST_F(data, send_larger_than_recv_fails_both)
+{
+	struct mrrc_cqe c;
+
+	ASSERT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf, 100, 1)));
+	ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn, MRRC_OP_SEND,
+					   self->cbuf, 101, 2)));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-EMSGSIZE, c.status);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(-EMSGSIZE, c.status);
+}
+
+TEST_F(data, sends_match_recvs_in_order)
+{
+	struct mrrc_wr w[64];
+	struct mrrc_cqe c[64];
+	unsigned int i, done;
+
+	for (i = 0; i < 64; i++)
+		w[i] = wr(self->p.sconn, MRRC_OP_RECV, self->sbuf + i * 256,
+			  256, i);
+	ASSERT_EQ(0, mrrc_post(self->p.sfd, w, 64, &done));
+	for (i = 0; i < 64; i++) {
+		fill(self->cbuf + i * 100, 100, i);
+		w[i] = wr(self->p.cconn, MRRC_OP_SEND, self->cbuf + i * 100,
+			  100, i);
+	}
+	ASSERT_EQ(0, mrrc_post(self->p.cfd, w, 64, &done));
+	EXPECT_EQ(64, done);
+	ASSERT_EQ(0, reap(self->p.cfd, c, 64));
+	ASSERT_EQ(0, reap(self->p.sfd, c, 64));
+	for (i = 0; i < 64; i++) {
+		EXPECT_EQ(i, c[i].wr_id);
+		EXPECT_EQ(0, c[i].status);
+		EXPECT_EQ(0, check(self->sbuf + i * 256, 100, i));
+	}
+}
+
+TEST_F(data, atomics)
+{
+	uint64_t *ctr = (uint64_t *)self->sbuf, *old = (uint64_t *)self->cbuf;
+	struct mrrc_seg seg;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	uint32_t h;
+
+	*ctr = 40;
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4096,
+			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_ATOMIC,
+			  &seg, &h));
+	w = wr(self->p.cconn, MRRC_OP_FETCH_ADD, old, 8, 1);
+	w.remote_addr = seg.addr;
+	w.rkey = seg.rkey;
+	w.compare_add = 2;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	ASSERT_EQ(0, c.status);
+	EXPECT_EQ(40, *old);
+	EXPECT_EQ(42, *ctr);
+
+	w.opcode = MRRC_OP_CMP_SWAP;
+	w.compare_add = 42;
+	w.swap = 7;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(42, *old);
+	EXPECT_EQ(7, *ctr);
+	/* A failed compare leaves the value alone. */
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(7, *old);
+	EXPECT_EQ(7, *ctr);
+	/* Misaligned or wrong-sized atomics are refused. */
+	w.len = 4;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	mrrc_release(self->p.sfd, &h, 1);
+}
+
+TEST_F(data, concurrent_atomics_from_two_connections)
+{
+	const unsigned int n = 500;
+	uint64_t *ctr = (uint64_t *)self->sbuf;
+	struct mrrc_wr w[2][500];
+	struct mrrc_cqe c[500];
+	struct mrrc_seg seg;
+	struct mrrc_conn_query lq;
+	struct sockaddr_in sin;
+	uint64_t *old = (uint64_t *)self->cbuf;
+	uint8_t seen[1000] = { 0 };
+	struct pair q;
+	unsigned int i, k;
+	uint32_t h;
+	int id;
+
+	/* A second client context, connected to the same server context. */
+	q = self->p;
+	q.cfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, q.cfd);
+	ASSERT_EQ(0, mrrc_conn_query(q.sfd, q.lis, &lq));
+	sin = vm_addr(lq.local.port);
+	ASSERT_EQ(0, mrrc_connect(q.cfd, (struct sockaddr *)&sin, NULL, 0, 0,
+				  &q.cconn));
+	id = wait_event(q.sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, mrrc_accept(q.sfd, id, 0));
+	ASSERT_LE(0, wait_event(q.sfd, MRRC_EVENT_ESTABLISHED, NULL));
+	ASSERT_LE(0, wait_event(q.cfd, MRRC_EVENT_ESTABLISHED, NULL));
+	*ctr = 0;
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 8,
+			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_ATOMIC,
+			  &seg, &h));
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < n; i++) {
+			w[k][i] = wr(k ? q.cconn : self->p.cconn,
+				     MRRC_OP_FETCH_ADD,
+				     self->cbuf + (k * n + i) * 8, 8, i);
+			w[k][i].remote_addr = seg.addr;
+			w[k][i].rkey = seg.rkey;
+			w[k][i].compare_add = 1;
+		}
+	}
+	/* Interleave the two connections' batches. */
+	for (i = 0; i < n; i += 50) {
+		ASSERT_EQ(0, mrrc_post(self->p.cfd, &w[0][i], 50, NULL));
+		ASSERT_EQ(0, mrrc_post(q.cfd, &w[1][i], 50, NULL));
+	}
+	ASSERT_EQ(0, reap(self->p.cfd, c, n));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, c[i].status);
+	ASSERT_EQ(0, reap(q.cfd, c, n));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, c[i].status);
+	EXPECT_EQ(2 * n, *ctr);
+	/* Every fetched value is distinct: each add was atomic. */
+	for (i = 0; i < 2 * n; i++) {
+		ASSERT_LT(old[i], 2 * n);
+		EXPECT_EQ(0, seen[old[i]]);
+		seen[old[i]] = 1;
+	}
+	close(q.cfd);
+	mrrc_release(self->p.sfd, &h, 1);
+}
+
+/* Cache two separate regions, so a range across them has two segments. */
+static int two_regions(int fd, uint8_t *buf, uint32_t access)
+{
+	struct mrrc_reg_req r[2] = {
+		{ .addr = (uintptr_t)buf, .length = 8192, .access = access,
+		  .flags = MRRC_REG_RELEASE },
+		{ .addr = (uintptr_t)buf + 8192, .length = 8192,
+		  .access = access, .flags = MRRC_REG_RELEASE },
+	};
+
+	struct mrrc_seg seg[2];
+	unsigned int n = 2;
+
+	return mrrc_reg(fd, r, 2, seg, &n);
+}
+
+TEST_F(data, ranges_spanning_several_segments)
+{
+	const uint32_t rw = MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE;
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_cqe c[2];
+
+	/* Local side: a SEND from two cached regions (two SGEs)... */
+	ASSERT_EQ(2, two_regions(self->p.cfd, self->cbuf, 0));
+	/* ...into a RECV over two cached regions (two remote segments). */
+	ASSERT_EQ(2, two_regions(self->p.sfd, self->sbuf, rw));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+	fill(self->cbuf + 4096, 8192, 77);
+	memset(self->sbuf, 0, 16384);
+	ASSERT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf + 2048, 12288, 1)));
+	ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn, MRRC_OP_SEND,
+					   self->cbuf + 4096, 8192, 2)));
+	ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+	ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+	ASSERT_EQ(0, c[0].status);
+	ASSERT_EQ(0, c[1].status);
+	EXPECT_EQ(0, check(self->sbuf + 2048, 8192, 77));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+	EXPECT_EQ(st0.hit_span + 1, st1.hit_span)
+		TH_LOG("requests %llu -> %llu, span %llu -> %llu",
+		       (unsigned long long)st0.requests,
+		       (unsigned long long)st1.requests,
+		       (unsigned long long)st0.hit_span,
+		       (unsigned long long)st1.hit_span);
+}
+
+/* @n CRWs of 64 bytes and @n STCRWs, posted in the given order. */
+static int crw_run(struct __test_metadata *_metadata, struct pair *p,
+		   uint8_t *cbuf, uint8_t *sbuf, unsigned int n, int order)
+{
+	struct mrrc_wr *cw = calloc(n, sizeof(*cw));
+	struct mrrc_wr *sw = calloc(n, sizeof(*sw));
+	struct mrrc_cqe *c = calloc(n, sizeof(*c));
+	unsigned int i, step = order == 2 ? 100 : n;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		fill(cbuf + i * 64, 64, i + 5);
+		cw[i] = wr(p->cconn, MRRC_OP_CRW, cbuf + i * 64, 64, i);
+		cw[i].tag = 1000000 + i;
+		sw[i] = wr(p->sconn, MRRC_OP_STCRW, sbuf + i * 64, 64, i);
+		sw[i].tag = 1000000 + (n - 1 - i);
+		sw[i].addr = (uintptr_t)sbuf + (n - 1 - i) * 64;
+	}
+	memset(sbuf, 0, n * 64);
+	for (i = 0; i < n; i += step) {
+		unsigned int k = n - i < step ? n - i : step;
+
+		if (order == 1)
+			ret = mrrc_post(p->sfd, sw + i, k, NULL);
+		ret = ret ?: mrrc_post(p->cfd, cw + i, k, NULL);
+		if (order != 1)
+			ret = ret ?: mrrc_post(p->sfd, sw + i, k, NULL);
+		if (ret)
+			goto out;
+	}
+	ret = reap(p->cfd, c, n);
+	for (i = 0; !ret && i < n; i++)
+		if (c[i].status || c[i].opcode != MRRC_OP_CRW)
+			ret = -EIO;
+	ret = ret ?: reap(p->sfd, c, n);
+	for (i = 0; !ret && i < n; i++)
+		if (c[i].status || c[i].byte_len != 64)
+			ret = -EIO;
+	for (i = 0; !ret && i < n; i++)
+		if (check(sbuf + i * 64, 64, i + 5))
+			ret = -EILSEQ;
+out:
+	free(cw);
+	free(sw);
+	free(c);
+	return ret;
+}
+
+TEST_F(data, crw_first_thousands_of_tags)
+{
+	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
+			     3000, 0));
+}
+
+TEST_F(data, stcrw_first_thousands_of_tags)
+{
+	struct mrrc_conn_query q;
+
+	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
+			     3000, 1));
+	ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q));
+	EXPECT_EQ(3000, q.crw_matched);
+}
+
+TEST_F(data, crw_and_stcrw_interleaved)
+{
+	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
+			     3000, 2));
+}
+
+TEST_F(data, crw_larger_than_stcrw_fails_both)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 8192, 1);
+	struct mrrc_cqe c;
+
+	w.tag = 5;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 4096, 2);
+	w.tag = 5;
+	ASSERT_EQ(0, post1(self->p.sfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-EMSGSIZE, c.status);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(-EMSGSIZE, c.status);
+}
+
+TEST_F(data, deadlines_expire)
+{
+	struct mrrc_wr w[2];
+	struct mrrc_cqe c;
+	uint64_t t0 = now_ns();
+
+	w[0] = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 1);
+	w[0].tag = 11;
+	w[0].deadline_ns = t0 + 100000000;
+	ASSERT_EQ(0, post1(self->p.cfd, w[0]));
+	w[1] = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 64, 2);
+	w[1].tag = 12;
+	w[1].deadline_ns = t0 + 100000000;
+	ASSERT_EQ(0, post1(self->p.sfd, w[1]));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	EXPECT_EQ(11, c.tag);
+	EXPECT_LE(t0 + 100000000, now_ns());
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	EXPECT_EQ(12, c.tag);
+	/* The tags are free again. */
+	w[0].deadline_ns = 0;
+	ASSERT_EQ(0, post1(self->p.cfd, w[0]));
+	ASSERT_EQ(0, mrrc_cancel(self->p.cfd, self->p.cconn, MRRC_OP_CRW, 11));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+}
+
+TEST_F(data, cancel_and_duplicates)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 1);
+	struct mrrc_cqe c;
+	unsigned int done = 9;
+
+	w.tag = 77;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	EXPECT_EQ(-EEXIST, mrrc_post(self->p.cfd, &w, 1, &done));
+	EXPECT_EQ(0, done);
+	EXPECT_EQ(-ENOENT, mrrc_cancel(self->p.cfd, self->p.cconn,
+				       MRRC_OP_CRW, 78));
+	EXPECT_EQ(-ENOENT, mrrc_cancel(self->p.cfd, self->p.cconn,
+				       MRRC_OP_STCRW, 77));
+	EXPECT_EQ(-EINVAL, mrrc_cancel(self->p.cfd, self->p.cconn,
+				       MRRC_OP_WRITE, 77));
+	ASSERT_EQ(0, mrrc_cancel(self->p.cfd, self->p.cconn, MRRC_OP_CRW, 77));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-ECANCELED, c.status);
+	EXPECT_EQ(1, c.wr_id);
+	EXPECT_EQ(-ENOENT, mrrc_cancel(self->p.cfd, self->p.cconn,
+				       MRRC_OP_CRW, 77));
+
+	/* STCRW: the same. */
+	w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 64, 2);
+	w.tag = 77;
+	ASSERT_EQ(0, post1(self->p.sfd, w));
+	EXPECT_EQ(-EEXIST, post1(self->p.sfd, w));
+	ASSERT_EQ(0, mrrc_cancel(self->p.sfd, self->p.sconn, MRRC_OP_STCRW,
+				 77));
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(-ECANCELED, c.status);
+}
+
+TEST_F(data, bad_operations_are_refused)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_WRITE, self->cbuf, 64, 1);
+	struct mrrc_post p = { .size = sizeof(p), .count = 1,
+			       .wr_size = sizeof(w), .wrs = (uintptr_t)&w };
+
+	w.conn = 424242;
+	EXPECT_EQ(-ENOENT, post1(self->p.cfd, w));
+	w.conn = self->p.cconn;
+	w.opcode = 0;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.opcode = MRRC_OP_LAST + 1;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.opcode = MRRC_OP_WRITE;
+	w.flags = 0x80;
+	EXPECT_EQ(-EOPNOTSUPP, post1(self->p.cfd, w));
+	w.flags = 0;
+	w.__reserved = 1;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.__reserved = 0;
+	w.len = 0;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.len = 64;
+	w.tag = 3;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.tag = 0;
+	w.opcode = MRRC_OP_SEND;
+	w.rkey = 5;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	w.rkey = 0;
+	w.opcode = MRRC_OP_WRITE;
+	w.addr = 8;		/* not mapped */
+	EXPECT_EQ(-EFAULT, post1(self->p.cfd, w));
+	w.addr = (uintptr_t)self->cbuf;
+	w.flags = MRRC_WR_HANDLE;
+	w.handle = 12345;
+	EXPECT_EQ(-ENOENT, post1(self->p.cfd, w));
+	/* A listener takes no operations. */
+	w.flags = 0;
+	w.handle = 0;
+	w.conn = self->p.lis;
+	EXPECT_EQ(-EINVAL, post1(self->p.sfd, w));
+	/* Structure rules. */
+	p.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, raw_ioctl(self->p.cfd, MRRC_IOC_POST, &p));
+	p.flags = 0;
+	p.wr_size = 8;
+	EXPECT_EQ(-EINVAL, raw_ioctl(self->p.cfd, MRRC_IOC_POST, &p));
+}
+
+TEST_F(data, operations_by_handle)
+{
+	struct mrrc_seg sseg, cseg;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	uint32_t sh_, ch;
+
+	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 8192,
+			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
+			  &sseg, &sh_));
+	ASSERT_EQ(0, reg1(self->p.cfd, self->cbuf, 8192, 0, &cseg, &ch));
+	fill(self->cbuf + 100, 5000, 3);
+	w = wr(self->p.cconn, MRRC_OP_WRITE, self->cbuf + 100, 5000, 1);
+	w.flags = MRRC_WR_HANDLE;
+	w.handle = ch;
+	w.remote_addr = sseg.addr + 100;
+	w.rkey = sseg.rkey;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	ASSERT_EQ(0, c.status);
+	EXPECT_EQ(0, check(self->sbuf + 100, 5000, 3));
+	/* Outside the handle's range. */
+	w.len = 9000;
+	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+	/* Released handles are gone. */
+	EXPECT_EQ(1, mrrc_release(self->p.cfd, &ch, 1));
+	w.len = 10;
+	EXPECT_EQ(-ENOENT, post1(self->p.cfd, w));
+	mrrc_release(self->p.sfd, &sh_, 1);
+}
+
+TEST_F(data, queue_full_gives_eagain_and_loses_nothing)
+{
+	struct mrrc_wr *w = calloc(MRRC_CONN_MAX_OPS + 1, sizeof(*w));
+	struct mrrc_cqe *c = calloc(MRRC_CONN_MAX_OPS, sizeof(*c));
+	unsigned int i, done = 0;
+
+	ASSERT_NE(NULL, w);
+	for (i = 0; i <= MRRC_CONN_MAX_OPS; i++) {
+		w[i] = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, i);
+		w[i].tag = i + 1;
+	}
+	EXPECT_EQ(-EAGAIN, mrrc_post(self->p.cfd, w, MRRC_CONN_MAX_OPS + 1,
+				     &done));
+	EXPECT_EQ(MRRC_CONN_MAX_OPS, done);
+	/* Disconnecting flushes every held one, exactly once. */
+	ASSERT_EQ(0, mrrc_disconnect(self->p.cfd, self->p.cconn));
+	ASSERT_EQ(0, reap(self->p.cfd, c, MRRC_CONN_MAX_OPS));
+	memset(w, 0, sizeof(*w) * MRRC_CONN_MAX_OPS);
+	for (i = 0; i < MRRC_CONN_MAX_OPS; i++) {
+		ASSERT_LT(c[i].wr_id, MRRC_CONN_MAX_OPS);
+		EXPECT_EQ(0, w[c[i].wr_id].wr_id++);
+		EXPECT_EQ(-ECONNRESET, c[i].status);
+	}
+	w[0] = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 0);
+	w[0].tag = 1;
+	ASSERT_LE(0, wait_event(self->p.cfd, MRRC_EVENT_DISCONNECTED, NULL));
+	ASSERT_LE(0, wait_event(self->p.sfd, MRRC_EVENT_DISCONNECTED, NULL));
+	EXPECT_EQ(-ENOTCONN, post1(self->p.cfd, w[0]));
+	EXPECT_EQ(0, mrrc_destroy(self->p.cfd, self->p.cconn));
+	EXPECT_EQ(-ENOENT, mrrc_destroy(self->p.cfd, self->p.cconn));
+	free(w);
+	free(c);
+}
+
+TEST_F(data, fd_is_pollable)
+{
+	struct pollfd pfd = { .fd = self->p.sfd, .events = POLLIN };
+	struct mrrc_cqe c;
+
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf, 64, 1)));
+	ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn, MRRC_OP_SEND,
+					   self->cbuf, 64, 1)));
+	ASSERT_EQ(1, poll(&pfd, 1, TMO_MS));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+}
+
+/*
+ * The worst bug registration caches have had: the same address, new
+ * memory.  The peer must see the new content.
+ */
+TEST_F(data, stale_registration_safety_end_to_end)
+{
+	const size_t len = 64 * 1024;
+	struct mrrc_cqe c[2];
+	uint8_t *a;
+	int round;
+
+	a = map(len);
+	ASSERT_NE(NULL, a);
+	for (round = 0; round < 3; round++) {
+		fill(a, len, 500 + round);
+		memset(self->sbuf, 0, len);
+		ASSERT_EQ(0, post1(self->p.sfd, wr(self->p.sconn,
+						   MRRC_OP_RECV, self->sbuf,
+						   len, 1)));
+		ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn,
+						   MRRC_OP_SEND, a, len, 2)));
+		ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+		ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+		ASSERT_EQ(0, c[0].status);
+		ASSERT_EQ(0, c[1].status);
+		ASSERT_EQ(0, check(self->sbuf, len, 500 + round))
+			TH_LOG("round %d: the peer got stale data", round);
+		/* New memory at the same address, other content. */
+		ASSERT_EQ(0, munmap(a, len));
+		ASSERT_EQ(a, mmap(a, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+				  -1, 0));
+	}
+	munmap(a, len);
+}
+
+TEST_F(data, close_with_operations_held)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 1);
+	int ctxs = debugfs_contexts();
+	struct mrrc_cqe c;
+
+	w.tag = 1;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 64, 2);
+	w.tag = 2;
+	ASSERT_EQ(0, post1(self->p.sfd, w));
+	close(self->p.cfd);
+	self->p.cfd = -1;
+	/* The held STCRW fails first, then the event. */
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(2, c.wr_id);
+	EXPECT_EQ(-ECONNRESET, c.status);
+	ASSERT_LE(0, wait_event(self->p.sfd, MRRC_EVENT_DISCONNECTED, NULL));
+	EXPECT_EQ(ctxs - 1, debugfs_contexts());
+}
+
+/* A peer process killed with writes held. */
+TEST(peer_killed_with_writes_held)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	uint32_t lis, conn;
+	int sfd, st, r, pfd[2];
+	uint8_t *buf = map(MiB);
+	char ready;
+	pid_t pid;
+
+	memset(buf, 1, MiB);
+	ASSERT_EQ(0, pipe(pfd));
+	sfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 4, 0, &lis));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open_bound(RXE_DEV);
+		unsigned int i;
+
+		w = wr(0, MRRC_OP_CRW, buf, 4096, 1);
+		if (fd < 0 || mrrc_connect(fd, (struct sockaddr *)&sin, NULL,
+					   0, 0, &w.conn) ||
+		    wait_event(fd, MRRC_EVENT_ESTABLISHED, NULL) < 0)
+			_exit(1);
+		for (i = 0; i < 100; i++) {
+			w.tag = i + 1;
+			if (post1(fd, w))
+				_exit(2);
+		}
+		/* And a send the server has no receive for. */
+		if (post1(fd, wr(w.conn, MRRC_OP_SEND, buf, MiB, 9)))
+			_exit(3);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(0);
+	}
+	r = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LE(0, r);
+	conn = r;
+	ASSERT_EQ(0, mrrc_accept(sfd, conn, 0));
+	ASSERT_LE(0, wait_event(sfd, MRRC_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(1, read(pfd[0], &ready, 1));
+	w = wr(conn, MRRC_OP_STCRW, buf, 4096, 2);
+	w.tag = 1000;
+	ASSERT_EQ(0, post1(sfd, w));
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	/* The server hears of it, and what it held is flushed. */
+	ASSERT_EQ(0, reap(sfd, &c, 1));
+	EXPECT_EQ(MRRC_OP_STCRW, c.opcode);
+	EXPECT_EQ(-ECONNRESET, c.status);
+	ASSERT_LE(0, wait_event(sfd, MRRC_EVENT_DISCONNECTED, NULL));
+	close(sfd);
+	close(pfd[0]);
+	close(pfd[1]);
+	munmap(buf, MiB);
+}
+
+/* FRRWP transactions across two processes, both modes, data checked. */
+TEST(frrwp_transactions_two_processes)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	const size_t len = 8 * 4096;
+	uint8_t *buf = map(len);
+	uint32_t lis, conn;
+	int sfd, st, r, i;
+	pid_t pid;
+
+	sfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 4, 0, &lis));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open_bound(RXE_DEV);
+		uint32_t c;
+
+		if (fd < 0 || mrrc_connect(fd, (struct sockaddr *)&sin, NULL,
+					   0, 0, &c) ||
+		    wait_event(fd, MRRC_EVENT_ESTABLISHED, NULL) < 0)
+			_exit(1);
+		for (i = 0; i < 4; i++) {
+			int mode = i & 1 ? MRRC_FRRWP_TRADITIONAL : MRRC_FRRWP;
+
+			fill(buf, len, 40 + i);
+			if (mrrc_frrwp_write(fd, c, buf, len, mode, TMO_MS))
+				_exit(10 + i);
+			memset(buf, 0, len);
+			if (mrrc_frrwp_read(fd, c, buf, len, mode, TMO_MS))
+				_exit(20 + i);
+			if (check(buf, len, 60 + i))
+				_exit(30 + i);
+		}
+		_exit(0);
+	}
+	r = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LE(0, r);
+	conn = r;
+	ASSERT_EQ(0, mrrc_accept(sfd, conn, 0));
+	ASSERT_LE(0, wait_event(sfd, MRRC_EVENT_ESTABLISHED, NULL));
+	for (i = 0; i < 4; i++) {
+		memset(buf, 0, len);
+		ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len,
+						     TMO_MS));
+		EXPECT_EQ(0, check(buf, len, 40 + i)) TH_LOG("write %d", i);
+		fill(buf, len, 60 + i);
+		ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len,
+						     TMO_MS));
+	}
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(sfd);
+	munmap(buf, len);
+}
+
+TEST(connect_errors)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	struct mrrc_cqe c;
+	uint32_t id;
+	int fd = mrrc_open(0);
+
+	ASSERT_LE(0, fd);
+	/* Unbound. */
+	EXPECT_EQ(-ENXIO, mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0,
+				       &id));
+	ASSERT_EQ(0, mrrc_bind(fd, RXE_DEV, NULL));
+	/* Nobody listens: rejected. */
+	ASSERT_EQ(0, mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 7,
+				  &id));
+	ASSERT_EQ(0, reap(fd, &c, 1));
+	EXPECT_EQ(MRRC_OP_EVENT, c.opcode);
+	EXPECT_EQ(MRRC_EVENT_REJECTED, c.event);
+	EXPECT_EQ(7, c.wr_id);
+	EXPECT_EQ(0, mrrc_destroy(fd, id));
+	/* An address on no RDMA device: unreachable. */
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	{
+		int r = mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 500, 8,
+				     &id);
+
+		if (!r) {
+			ASSERT_EQ(0, reap(fd, &c, 1));
+			EXPECT_EQ(MRRC_EVENT_UNREACHABLE, c.event);
+			EXPECT_GT(0, c.status);
+			mrrc_destroy(fd, id);
+		} else {
+			EXPECT_GT(0, r);
+		}
+	}
+	/* Model mode has no real keys. */
+	{
+		struct mrrc_cache_config cfg = { .mode = MRRC_MODE_MODEL };
+
+		ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+		EXPECT_EQ(-EOPNOTSUPP, mrrc_listen(fd, (struct sockaddr *)&sin,
+						   1, 0, &id));
+	}
+	close(fd);
+}
+
+/* Reject, and a listener on an address that is not ours. */
+TEST(reject_and_listen_errors)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	struct mrrc_cqe c;
+	uint32_t lis, id;
+	int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV), r;
+
+	ASSERT_LE(0, sfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 4, 0, &lis));
+	EXPECT_EQ(-EADDRINUSE, mrrc_listen(cfd, (struct sockaddr *)&sin, 4, 0,
+					   &id));
+	ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,
+				  &id));
+	r = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, &c);
+	ASSERT_LE(0, r);
+	EXPECT_EQ(lis, c.tag);
+	ASSERT_EQ(0, mrrc_reject(sfd, r));
+	EXPECT_EQ(-EINVAL, mrrc_accept(sfd, r, 0));
+	ASSERT_LE(0, wait_event(cfd, MRRC_EVENT_REJECTED, &c));
+	EXPECT_EQ(-ECONNREFUSED, c.status);
+	EXPECT_EQ(0, mrrc_destroy(sfd, r));
+	EXPECT_EQ(0, mrrc_destroy(sfd, lis));
+	sin.sin_addr.s_addr = htonl(0x0a0b0c0d);
+	EXPECT_GT(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 4, 0, &lis));
+	close(sfd);
+	close(cfd);
+}
+
+/* Device removal with operations held, then a process killed mid-transfer
+ * and rmmod: nothing is left behind.  Runs last: it reloads the module.
+ */
+TEST(zz_device_removal_and_rmmod)
+{
+	struct pair p;
+	struct mrrc_wr w;
+	struct mrrc_cqe c;
+	uint8_t *buf = map(MiB);
+	int r, st;
+	pid_t pid;
+
+	ASSERT_EQ(0, pair_open(&p));
+	w = wr(p.cconn, MRRC_OP_CRW, buf, 64, 1);
+	w.tag = 1;
+	ASSERT_EQ(0, post1(p.cfd, w));
+	ASSERT_EQ(0, sh("rdma link delete rxe0"));
+	ASSERT_EQ(0, reap(p.cfd, &c, 1));
+	EXPECT_EQ(1, c.wr_id);
+	EXPECT_GT(0, c.status);
+	EXPECT_EQ(-ENODEV, post1(p.cfd, w));
+	pair_close(&p);
+	ASSERT_EQ(0, sh("rdma link add rxe0 type rxe netdev veth0"));
+
+	/* A process streaming to itself, killed. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (pair_open(&p))
+			_exit(1);
+		for (;;) {
+			post1(p.sfd, wr(p.sconn, MRRC_OP_RECV, buf, MiB, 1));
+			post1(p.cfd, wr(p.cconn, MRRC_OP_SEND, buf, MiB, 2));
+			mrrc_poll_cq(p.sfd, &c, 1);
+			mrrc_poll_cq(p.cfd, &c, 1);
+		}
+	}
+	usleep(500000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	r = sh("rmmod mrrc && insmod \"$MRRC_KO\"");
+	ASSERT_EQ(0, r);
+	munmap(buf, MiB);
+}
+
+TEST_HARNESS_MAIN
