@@ -49,7 +49,8 @@ SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
 	$(TESTS_DIR)/test_replay
-BENCHES := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
+BENCHES := $(B)/bench-bin/mrrc_ops \
+	$(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)

@@ -222,6 +222,7 @@ static inline u32 mrrc_cache_mode(const struct mrrc_cache *c)
 {
 	return c->cfg.mode;
 }
+
 u32 mrrc_cache_flush(struct mrrc_cache *c);
 void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
 void mrrc_cache_global_stats(struct mrrc_cache_stats *st);

@@ -26,7 +26,7 @@
 #define MRRC_POLL_CHUNK		64
 /* Return credits explicitly once this many are owed. */
 #define MRRC_CREDIT_BATCH	(MRRC_RX_DEPTH / 8)
-#define MRRC_MAX_LEN		(1U << 31)
+#define MRRC_MAX_LEN		BIT(31)
 
 static void mrrc_conn_kick(struct mrrc_conn *conn);
 
@@ -564,19 +564,16 @@ static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		mrrc_conn_fail(conn, status);
 }
 
-static struct mrrc_op *mrrc_tag_find(struct hlist_head *table, size_t bits,
-				     u64 tag)
+/* @table is conn->crw or conn->stcrw, both of MRRC_TAG_BITS. */
+static struct mrrc_op *mrrc_tag_lookup(struct hlist_head *table, u64 tag)
 {
 	struct mrrc_op *op;
 
-	hlist_for_each_entry(op, &table[hash_min(tag, bits)], hnode)
+	hlist_for_each_entry(op, &table[hash_min(tag, MRRC_TAG_BITS)], hnode)
 		if (op->done.cqe.tag == tag)
 			return op;
 	return NULL;
 }
-
-#define mrrc_tag_lookup(table, tag) \
-	mrrc_tag_find(table, HASH_BITS(table), tag)
 
 static struct mrrc_rx *mrrc_arrived_find(struct mrrc_conn *conn, u64 tag)
 {

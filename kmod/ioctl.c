@@ -53,8 +53,8 @@ struct mrrc_ucmd {
 };
 
 /* Write @n kernel records of @ksize bytes as user records of @usize bytes. */
-int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf,
-			     size_t ksize, unsigned int n)
+int mrrc_copy_records(u64 uptr, u32 usize, const void *kbuf, size_t ksize,
+		      unsigned int n)
 {
 	void __user *dst = u64_to_user_ptr(uptr);
 	size_t copy = min_t(size_t, usize, ksize);

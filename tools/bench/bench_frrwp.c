@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BENCH=frrwp: latency of one complete FRRWP write and read transaction of
+ * p pages into a server buffer that is not yet registered, against the
+ * traditional sequential process (Fig. 5), and with warm caches.
+ *
+ * Two processes on rxe0 (a forked server).  "Cold" transactions use a
+ * fresh buffer on both sides every time (never registered before); the
+ * small message buffers stay cached in every mode, as any real
+ * application's would.  One JSON line per configuration: the median of
+ * ITERS transactions, and the mean.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "libmrrc.h"
+
+#define ITERS		40
+#define PAGE		4096UL
+#define ARENA		(ITERS * 64 * PAGE)	/* every cold buffer, once */
+#define TMO		30000
+
+static const unsigned int pages[] = { 1, 2, 4, 8, 16, 32 };
+static const char *const mode_name[] = { "frrwp", "traditional", "frrwp_warm" };
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int wait_ev(int fd, int ev)
+{
+	struct mrrc_cqe c;
+	int n;
+
+	for (;;) {
+		n = mrrc_poll_cq(fd, &c, 1);
+		if (n < 0)
+			return n;
+		if (!n) {
+			mrrc_wait(fd, 1000);
+			continue;
+		}
+		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
+			return c.conn;
+		if (c.opcode == MRRC_OP_EVENT)
+			return -EPROTO;
+	}
+}
+
+/* The buffer of transaction @i of a configuration: fresh when cold. */
+static uint8_t *buf_for(uint8_t *arena, int mode, unsigned int i)
+{
+	return mode == 2 ? arena : arena + (size_t)(i + 1) * 64 * PAGE;
+}
+
+static uint8_t *arena_map(void)
+{
+	uint8_t *a = mmap(NULL, ARENA + 128 * PAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return a == MAP_FAILED ? NULL : a;
+}
+
+int main(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(18600) };
+	double lat[ITERS];
+	unsigned int pi, i;
+	uint32_t lis, conn;
+	int fd, mode, op, st;
+	uint8_t *arena;
+	pid_t pid;
+
+	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
+	fd = mrrc_open(0);
+	if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+	    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis)) {
+		fprintf(stderr, "bench_frrwp: cannot listen\n");
+		return 1;
+	}
+	arena = arena_map();
+	if (!arena)
+		return 1;
+
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		/* The server: serve the same schedule. */
+		int r = wait_ev(fd, MRRC_EVENT_CONNECT_REQUEST);
+
+		if (r < 0 || mrrc_accept(fd, r, 0) ||
+		    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0)
+			_exit(1);
+		conn = r;
+		memset(arena, 1, ARENA + 128 * PAGE);
+		for (mode = 0; mode < 3; mode++)
+			for (op = 0; op < 2; op++)
+				for (pi = 0; pi < 6; pi++) {
+					/* Nothing of the last round stays. */
+					mrrc_flush(fd);
+					for (i = 0; i <= ITERS; i++)
+						if (mrrc_frrwp_serve(fd, conn,
+							buf_for(arena, mode, i),
+							pages[pi] * PAGE, TMO) < 0)
+							_exit(2);
+				}
+		_exit(0);
+	}
+
+	close(fd);
+	fd = mrrc_open(0);
+	if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+	    mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn) ||
+	    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0) {
+		fprintf(stderr, "bench_frrwp: cannot connect\n");
+		return 1;
+	}
+	memset(arena, 2, ARENA + 128 * PAGE);
+	for (mode = 0; mode < 3; mode++) {
+		int m = mode == 1 ? MRRC_FRRWP_TRADITIONAL : MRRC_FRRWP;
+
+		for (op = 0; op < 2; op++) {
+			for (pi = 0; pi < 6; pi++) {
+				size_t len = pages[pi] * PAGE;
+				double sum = 0;
+
+				mrrc_flush(fd);
+				/* Transaction 0 warms the message buffers. */
+				for (i = 0; i <= ITERS; i++) {
+					uint8_t *b = buf_for(arena, mode, i);
+					double t0 = now_us();
+					int r = op ? mrrc_frrwp_read(fd, conn, b,
+								     len, m, TMO) :
+						     mrrc_frrwp_write(fd, conn, b,
+								      len, m, TMO);
+
+					if (r) {
+						fprintf(stderr,
+							"bench_frrwp: %s: %s\n",
+							mode_name[mode],
+							strerror(-r));
+						return 1;
+					}
+					if (i)
+						lat[i - 1] = now_us() - t0;
+				}
+				for (i = 0; i < ITERS; i++)
+					sum += lat[i];
+				qsort(lat, ITERS, sizeof(lat[0]), cmp);
+				printf("{\"bench\":\"frrwp\",\"metric\":\"latency_median\",\"value\":%.1f,\"unit\":\"us\",\"mode\":\"%s\",\"op\":\"%s\",\"pages\":%u,\"iters\":%d}\n",
+				       lat[ITERS / 2], mode_name[mode],
+				       op ? "read" : "write", pages[pi], ITERS);
+				printf("{\"bench\":\"frrwp\",\"metric\":\"latency_mean\",\"value\":%.1f,\"unit\":\"us\",\"mode\":\"%s\",\"op\":\"%s\",\"pages\":%u,\"iters\":%d}\n",
+				       sum / ITERS, mode_name[mode],
+				       op ? "read" : "write", pages[pi], ITERS);
+				fflush(stdout);
+			}
+		}
+	}
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "bench_frrwp: server failed (%d)\n", st);
+		return 1;
+	}
+	return 0;
+}

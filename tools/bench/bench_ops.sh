@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# BENCH=ops: WRITE / READ / SEND latency and throughput through the module
+# (mrrc_ops), then the same operations through plain user-space
+# libibverbs on the same rxe device: perftest's ib_{write,read,send}_{lat,bw}
+# as the reference.  JSON lines on stdout.
+#
+# perftest's latency tools ping-pong and report half the round trip (the
+# send tools one way); mrrc_ops reports post-to-completion.  Compare
+# latencies with that in mind; throughputs compare directly.
+set -eu
+dir=$(dirname "$0")
+"$dir/mrrc_ops"
+
+addr=10.211.0.1
+port=18700
+json() {
+	printf '{"bench":"ops","metric":"%s","value":%s,"unit":"%s","path":"verbs","op":"%s","size_bytes":%s,"batch":%s}\n' "$@"
+}
+# run TOOL ARGS...: server and client of one perftest tool; client output.
+run() {
+	port=$((port + 1))
+	"$@" -d rxe0 -p "$port" > /dev/null 2>&1 &
+	srv=$!
+	sleep 1
+	out=$("$@" -d rxe0 -p "$port" "$addr" 2>/dev/null) || true
+	wait "$srv" 2>/dev/null || true
+	echo "$out"
+}
+for op in write read send; do
+	for size in 64 512 4096 16384 65536; do
+		lat=$(run "ib_${op}_lat" -s "$size" -n 300 -F |
+			awk '$1 == "'"$size"'" { print $6; exit }')
+		[ -n "$lat" ] && json latency "$lat" us "$op" "$size" 1
+		for batch in 1 16; do
+			extra=
+			[ "$batch" -gt 1 ] && extra="--post_list=$batch"
+			# shellcheck disable=SC2086
+			mpps=$(run "ib_${op}_bw" -s "$size" -n 4000 -F $extra |
+				awk '$1 == "'"$size"'" { print $5; exit }')
+			[ -n "$mpps" ] && json throughput \
+				"$(awk "BEGIN { printf \"%.0f\", $mpps * 1000000 }")" \
+				ops_per_s "$op" "$size" "$batch"
+		done
+	done
+done

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BENCH=ops, the module path: latency and throughput of WRITE, READ and
+ * SEND through /dev/mrrc, 64 B to 64 KiB, batches of 1 and 16.  Client and
+ * server are two contexts of this process on rxe0; the buffers are
+ * registered once (cache hits), so this measures the data path, not
+ * registration.  Run by bench_ops.sh, which adds the libibverbs reference.
+ *
+ * latency: one operation posted, then polled to completion, ITERS times.
+ * throughput: OPS operations, posted @batch per MRRC_IOC_POST with at most
+ * WINDOW outstanding, completions harvested many per MRRC_IOC_POLL.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "libmrrc.h"
+
+#define ITERS	300
+#define OPS	4000
+#define WINDOW	64
+
+static const unsigned int sizes[] = { 64, 512, 4096, 16384, 65536 };
+static const uint8_t ops[] = { MRRC_OP_WRITE, MRRC_OP_READ, MRRC_OP_SEND };
+static const char *const op_name[] = { "write", "read", "send" };
+
+static int sfd, cfd;
+static uint32_t sconn, cconn;
+static struct mrrc_seg rseg;
+static uint8_t *sbuf, *cbuf;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int wait_ev(int fd, int ev)
+{
+	struct mrrc_cqe c;
+	int n;
+
+	for (;;) {
+		n = mrrc_poll_cq(fd, &c, 1);
+		if (n < 0)
+			return n;
+		if (!n) {
+			mrrc_wait(fd, 1000);
+			continue;
+		}
+		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
+			return c.conn;
+		if (c.opcode == MRRC_OP_EVENT)
+			return -EPROTO;
+	}
+}
+
+static int setup(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(18516) };
+	struct mrrc_reg_req req = { 0 };
+	unsigned int n = 1;
+	uint32_t lis;
+	int r;
+
+	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
+	sfd = mrrc_open(0);
+	cfd = mrrc_open(0);
+	if (sfd < 0 || cfd < 0 || mrrc_bind(sfd, "rxe0", NULL) ||
+	    mrrc_bind(cfd, "rxe0", NULL))
+		return -ENODEV;
+	r = mrrc_listen(sfd, (struct sockaddr *)&sin, 1, 0, &lis);
+	r = r ?: mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0, &cconn);
+	if (r)
+		return r;
+	r = wait_ev(sfd, MRRC_EVENT_CONNECT_REQUEST);
+	if (r < 0)
+		return r;
+	sconn = r;
+	r = mrrc_accept(sfd, sconn, 0);
+	if (r || wait_ev(sfd, MRRC_EVENT_ESTABLISHED) < 0 ||
+	    wait_ev(cfd, MRRC_EVENT_ESTABLISHED) < 0)
+		return r ?: -EPROTO;
+
+	sbuf = aligned_alloc(4096, WINDOW * 65536);
+	cbuf = aligned_alloc(4096, WINDOW * 65536);
+	if (!sbuf || !cbuf)
+		return -ENOMEM;
+	memset(sbuf, 1, WINDOW * 65536);
+	memset(cbuf, 2, WINDOW * 65536);
+	req.addr = (uintptr_t)sbuf;
+	req.length = WINDOW * 65536;
+	req.access = MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE |
+		     MRRC_ACCESS_REMOTE_READ;
+	r = mrrc_reg(sfd, &req, 1, &rseg, &n);
+	return r == 1 ? 0 : -EIO;
+}
+
+static struct mrrc_wr make(uint8_t op, unsigned int size, unsigned int slot)
+{
+	struct mrrc_wr w = {
+		.wr_id = slot, .conn = cconn, .opcode = op,
+		.addr = (uintptr_t)cbuf + (size_t)slot * 65536, .len = size,
+	};
+
+	if (op != MRRC_OP_SEND) {
+		w.remote_addr = rseg.addr + (size_t)slot * 65536;
+		w.rkey = rseg.rkey;
+	}
+	return w;
+}
+
+/* Post @n RECVs of @size on the server side. */
+static int recvs(unsigned int n, unsigned int size)
+{
+	struct mrrc_wr w[WINDOW];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].conn = sconn;
+		w[i].opcode = MRRC_OP_RECV;
+		w[i].addr = (uintptr_t)sbuf + (size_t)i * 65536;
+		w[i].len = size;
+	}
+	return mrrc_post(sfd, w, n, NULL);
+}
+
+/* Harvest whatever is there on both sides; returns client completions. */
+static int harvest(void)
+{
+	struct mrrc_cqe c[WINDOW];
+	int n, i;
+
+	n = mrrc_poll_cq(sfd, c, WINDOW);
+	if (n < 0)
+		return n;
+	n = mrrc_poll_cq(cfd, c, WINDOW);
+	for (i = 0; i < n; i++)
+		if (c[i].status)
+			return c[i].status;
+	return n;
+}
+
+static double latency(uint8_t op, unsigned int size)
+{
+	double t0, total = 0;
+	struct mrrc_wr w;
+	unsigned int i;
+	int n;
+
+	for (i = 0; i <= ITERS; i++) {
+		if (op == MRRC_OP_SEND && recvs(1, size))
+			return -1;
+		w = make(op, size, 0);
+		t0 = now_us();
+		if (mrrc_post(cfd, &w, 1, NULL))
+			return -1;
+		do {
+			n = harvest();
+		} while (!n);
+		if (n < 0)
+			return -1;
+		if (i)
+			total += now_us() - t0;
+	}
+	return total / ITERS;
+}
+
+static double throughput(uint8_t op, unsigned int size, unsigned int batch)
+{
+	unsigned int posted = 0, done = 0, out = 0, i, k;
+	struct mrrc_wr w[16];
+	double t0;
+	int n;
+
+	t0 = now_us();
+	while (done < OPS) {
+		while (posted < OPS && out + batch <= WINDOW) {
+			k = OPS - posted < batch ? OPS - posted : batch;
+			if (op == MRRC_OP_SEND && recvs(k, size))
+				return -1;
+			for (i = 0; i < k; i++)
+				w[i] = make(op, size, (posted + i) % WINDOW);
+			if (mrrc_post(cfd, w, k, NULL))
+				return -1;
+			posted += k;
+			out += k;
+		}
+		n = harvest();
+		if (n < 0)
+			return -1;
+		done += n;
+		out -= n;
+	}
+	return OPS / ((now_us() - t0) / 1e6);
+}
+
+int main(void)
+{
+	unsigned int oi, si, b;
+	int r = setup();
+
+	if (r) {
+		fprintf(stderr, "bench_ops: setup: %s\n", strerror(-r));
+		return 1;
+	}
+	for (oi = 0; oi < 3; oi++) {
+		for (si = 0; si < 5; si++) {
+			double lat = latency(ops[oi], sizes[si]);
+
+			if (lat < 0)
+				return 1;
+			printf("{\"bench\":\"ops\",\"metric\":\"latency\",\"value\":%.2f,\"unit\":\"us\",\"path\":\"mrrc\",\"op\":\"%s\",\"size_bytes\":%u,\"batch\":1}\n",
+			       lat, op_name[oi], sizes[si]);
+			for (b = 1; b <= 16; b += 15) {
+				double tp = throughput(ops[oi], sizes[si], b);
+
+				if (tp < 0)
+					return 1;
+				printf("{\"bench\":\"ops\",\"metric\":\"throughput\",\"value\":%.0f,\"unit\":\"ops_per_s\",\"path\":\"mrrc\",\"op\":\"%s\",\"size_bytes\":%u,\"batch\":%u}\n",
+				       tp, op_name[oi], sizes[si], b);
+			}
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
