@@ -89,27 +89,29 @@ int main(void)
 	double lat[ITERS];
 	unsigned int pi, i;
 	uint32_t lis, conn;
-	int fd, mode, op, st;
+	int fd, mode, op, st, pfd[2];
+	char ready;
 	uint8_t *arena;
 	pid_t pid;
 
 	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
-	fd = mrrc_open(0);
-	if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
-	    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis)) {
-		fprintf(stderr, "bench_frrwp: cannot listen\n");
-		return 1;
-	}
 	arena = arena_map();
-	if (!arena)
+	if (!arena || pipe(pfd))
 		return 1;
 
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (!pid) {
-		/* The server: serve the same schedule. */
-		int r = wait_ev(fd, MRRC_EVENT_CONNECT_REQUEST);
+		/* The server, in its own context: serve the same schedule. */
+		int r;
+
+		fd = mrrc_open(0);
+		if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+		    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis) ||
+		    write(pfd[1], "l", 1) != 1)
+			_exit(1);
+		r = wait_ev(fd, MRRC_EVENT_CONNECT_REQUEST);
 
 		if (r < 0 || mrrc_accept(fd, r, 0) ||
 		    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0)
@@ -130,7 +132,8 @@ int main(void)
 		_exit(0);
 	}
 
-	close(fd);
+	if (read(pfd[0], &ready, 1) != 1)
+		return 1;
 	fd = mrrc_open(0);
 	if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
 	    mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn) ||
