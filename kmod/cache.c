@@ -709,7 +709,8 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
  * Return: 0; -EINVAL for a bad range or access; -EPERM when called from
  * another mm than the cache's; -EFAULT for a range beyond user space;
  * -ENOSPC when the range exceeds the capacity or regions in use leave no
- * room; -EOVERFLOW when @room is too small (nothing is done); -EAGAIN when
+ * room; -EOVERFLOW when @room is too small (nothing is done) unless
+ * @flags has MRRC_REG_WHOLE; -EAGAIN when
  * the range kept changing while it was being registered; or the
  * registrar's error.  On error nothing is left referenced.
  */
@@ -755,7 +756,13 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		mrrc_plan(root, s, l, pieces, n, &ncached);
 	}
 	if (n > room) {
-		ret = -EOVERFLOW;
+		if ((flags & MRRC_REG_WHOLE) && room) {
+			c->st.whole_ranges++;
+			ret = mrrc_reg_uncached(c, s, l, addr, len, access,
+						flags, segs, out);
+		} else {
+			ret = -EOVERFLOW;
+		}
 		goto out_free;
 	}
 	ngaps = n - ncached;

@@ -32,6 +32,15 @@
 
 #define MRRC_ACCESS_CLASSES	(MRRC_ACCESS_ALL + 1)
 
+/*
+ * Kernel-only mrrc_cache_reg() flag, outside the uapi MRRC_REG_* bits: a
+ * range that would need more segments than the caller has room for is
+ * registered whole, as one uncached region, instead of failing with
+ * -EOVERFLOW.  The data path uses it so that an operation over a buffer
+ * whose pieces were cached separately still goes out.
+ */
+#define MRRC_REG_WHOLE		BIT(31)
+
 struct mrrc_cache;
 
 /**

@@ -861,8 +861,8 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		ret = mrrc_cache_handle_ref(c, wr->handle, wr->addr, wr->len,
 					    access, segs, MRRC_OP_SGE, &out);
 	else
-		ret = mrrc_cache_reg(c, wr->addr, wr->len, access, 0, segs,
-				     MRRC_OP_SGE, &out);
+		ret = mrrc_cache_reg(c, wr->addr, wr->len, access,
+				     MRRC_REG_WHOLE, segs, MRRC_OP_SGE, &out);
 	if (ret)
 		return ret;
 

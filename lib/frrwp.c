@@ -63,22 +63,28 @@ static int64_t now_ms(void)
 /*
  * Wait until every operation in @want (bits of wr_id low byte) completed.
  * Fails on the first error, on a completion that is not ours, or on the
- * deadline.
+ * deadline.  Never takes more completions than it waits for, so what
+ * follows the transaction (the peer's disconnect, say) stays on @fd.
  */
-static int frrwp_reap(int fd, unsigned int want, int timeout_ms,
-		      struct mrrc_cqe *last)
+static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
+		      int timeout_ms, struct mrrc_cqe *last)
 {
 	int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	struct mrrc_cqe cqe[8];
 	int i, n, ret = 0;
 
 	while (want) {
-		n = mrrc_poll_cq(fd, cqe, 8);
+		n = mrrc_poll_cq(fd, cqe, __builtin_popcount(want));
 		if (n < 0)
 			return n;
 		for (i = 0; i < n; i++) {
-			if ((cqe[i].wr_id & ~0xffULL) != FRRWP_WRID ||
-			    cqe[i].opcode == MRRC_OP_EVENT) {
+			if (cqe[i].opcode == MRRC_OP_EVENT &&
+			    cqe[i].conn == conn) {
+				/* A disconnect: our operations flush next. */
+				ret = ret ?: (cqe[i].status ?: -ECONNRESET);
+				continue;
+			}
+			if ((cqe[i].wr_id & ~0xffULL) != FRRWP_WRID) {
 				ret = ret ?: -EPROTO;
 				continue;
 			}
@@ -172,7 +178,7 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 		wr[1].tag = frrwp_out.tag;
 		ret = frrwp_post(fd, wr, 2);
 		if (!ret)
-			ret = frrwp_reap(fd, 0x3, timeout_ms, NULL);
+			ret = frrwp_reap(fd, conn, 0x3, timeout_ms, NULL);
 		return ret;
 	}
 
@@ -182,7 +188,7 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 		 sizeof(frrwp_out));
 	ret = frrwp_post(fd, wr, 2);
 	if (!ret)
-		ret = frrwp_reap(fd, 0x3, timeout_ms, NULL);
+		ret = frrwp_reap(fd, conn, 0x3, timeout_ms, NULL);
 	if (ret)
 		return ret;
 	if (frrwp_in.magic != FRRWP_MAGIC || frrwp_in.type != FRRWP_REPLY ||
@@ -203,7 +209,7 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 	wr[0].rkey = frrwp_in.rkey;
 	ret = frrwp_post(fd, wr, 1);
 	if (!ret)
-		ret = frrwp_reap(fd, 0x4, timeout_ms, NULL);
+		ret = frrwp_reap(fd, conn, 0x4, timeout_ms, NULL);
 	mrrc_release(fd, &handle, 1);
 
 	/* Tell the server, even after a failure, so it stops waiting. */
@@ -211,7 +217,7 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 	frrwp_out.status = ret;
 	frrwp_wr(&wr[0], conn, 3, MRRC_OP_SEND, &frrwp_out, sizeof(frrwp_out));
 	if (!frrwp_post(fd, wr, 1)) {
-		int r = frrwp_reap(fd, 0x8, timeout_ms, NULL);
+		int r = frrwp_reap(fd, conn, 0x8, timeout_ms, NULL);
 
 		ret = ret ?: r;
 	}
@@ -251,7 +257,7 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 	frrwp_wr(&wr[0], conn, 0, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
 	ret = frrwp_post(fd, wr, 1);
 	if (!ret)
-		ret = frrwp_reap(fd, 0x1, timeout_ms, NULL);
+		ret = frrwp_reap(fd, conn, 0x1, timeout_ms, NULL);
 	if (ret)
 		return ret;
 	if (frrwp_in.magic != FRRWP_MAGIC || frrwp_in.type != FRRWP_START ||
@@ -265,7 +271,7 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		wr[0].tag = frrwp_in.tag;
 		ret = frrwp_post(fd, wr, 1);
 		if (!ret)
-			ret = frrwp_reap(fd, 0x2, timeout_ms, &cqe);
+			ret = frrwp_reap(fd, conn, 0x2, timeout_ms, &cqe);
 		if (ret)
 			return ret;
 		return frrwp_in.op == FRRWP_OP_WRITE ? (int)cqe.byte_len :
@@ -293,12 +299,12 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 	if (ret) {
 		/* No "done" follows a refusal. */
 		if (!frrwp_post(fd, &wr[1], 1))
-			frrwp_reap(fd, 0x8, timeout_ms, NULL);
+			frrwp_reap(fd, conn, 0x8, timeout_ms, NULL);
 		return ret;
 	}
 	ret = frrwp_post(fd, wr, 2);
 	if (!ret)
-		ret = frrwp_reap(fd, 0xc, timeout_ms, NULL);
+		ret = frrwp_reap(fd, conn, 0xc, timeout_ms, NULL);
 	mrrc_release(fd, &handle, 1);
 	if (ret)
 		return ret;

@@ -607,6 +607,44 @@ out:
 	return ret;
 }
 
+/*
+ * A range the cache holds in more pieces than an operation has SGEs goes
+ * out registered whole, and the data is right.
+ */
+TEST_F(data, range_in_more_pieces_than_sges)
+{
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_reg_req r[12];
+	struct mrrc_seg seg[12];
+	struct mrrc_cqe c[2];
+	unsigned int i, n = 12;
+
+	/* Twelve separate cached pages, every other page of 96 KiB. */
+	for (i = 0; i < 12; i++)
+		r[i] = (struct mrrc_reg_req){
+			.addr = (uintptr_t)self->cbuf + i * 8192,
+			.length = 4096, .flags = MRRC_REG_RELEASE,
+		};
+	ASSERT_EQ(12, mrrc_reg(self->p.cfd, r, 12, seg, &n));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+	fill(self->cbuf, 96 * 1024, 31);
+	memset(self->sbuf, 0, 96 * 1024);
+	ASSERT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf, 96 * 1024, 1)));
+	ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn, MRRC_OP_SEND,
+					   self->cbuf, 96 * 1024, 2)));
+	ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+	ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+	ASSERT_EQ(0, c[0].status);
+	ASSERT_EQ(0, c[1].status);
+	EXPECT_EQ(0, check(self->sbuf, 96 * 1024, 31));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+	EXPECT_EQ(st0.whole_ranges + 1, st1.whole_ranges);
+	/* The pieces are still cached; the whole range was not. */
+	EXPECT_EQ(st0.cached_regions, st1.cached_regions);
+	EXPECT_EQ(0, st1.handles);
+}
+
 TEST_F(data, crw_first_thousands_of_tags)
 {
 	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
@@ -1013,6 +1051,8 @@ TEST(frrwp_transactions_two_processes)
 	waitpid(pid, &st, 0);
 	EXPECT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* The client's exit is left on the fd, not eaten by the library. */
+	EXPECT_LE(0, wait_event(sfd, MRRC_EVENT_DISCONNECTED, NULL));
 	close(sfd);
 	munmap(buf, len);
 }

@@ -487,6 +487,8 @@ struct mrrc_cache_stats {
 	__aligned_u64 qp_resets;	/* registration QP recovered from an error */
 	__aligned_u64 fast_fallbacks;	/* regions too large: ordinary registration */
 	__aligned_u64 caches;		/* global: contexts with a cache now */
+	/* data-path ranges in more cached pieces than SGEs: registered whole */
+	__aligned_u64 whole_ranges;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */
