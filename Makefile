@@ -56,7 +56,8 @@ KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
-	vm run check bench benches install uninstall dkms-install clean help print-kvers
+	vm vm-pair run check bench benches install uninstall dkms-install clean help \
+	print-kvers
 
 all: module lib tools selftests
 
@@ -64,6 +65,7 @@ help:
 	@echo "make run            build everything and show the devices in the test VM"
 	@echo "make check          every test; last line 'N passed, N failed'"
 	@echo "make vm CMD='...'   run CMD in a fresh test VM (KVER=$(KVER))"
+	@echo "make vm-pair        two VMs on a link: the remote selftests (KVER_A=, KVER_B=, CMD_A=, CMD_B=)"
 	@echo "make bench [BENCH=name]  benchmarks in the VM -> build/bench/<name>.jsonl"
 	@echo "make deps           install Debian packages, extract harness/checkpatch"
 	@echo "make install PREFIX=/usr DESTDIR=  library, headers, tool, man pages"
@@ -170,6 +172,19 @@ vm: deps
 	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER) > $(B)/vm-build.log 2>&1 || \
 		{ cat $(B)/vm-build.log; exit 1; }
 	@tools/vm/run.sh $(KVER) '$(CMD)'
+
+# Two VMs on a virtual link, each with its own kernel and module: by
+# default the remote selftests, served by A (oldest kernel) to B (newest).
+KVER_A ?= $(firstword $(KVERS))
+KVER_B ?= $(lastword $(KVERS))
+CMD_A ?= build/selftests/mrrc_remote serve
+CMD_B ?= build/selftests/mrrc_remote
+vm-pair: deps
+	@for k in $(sort $(KVER_A) $(KVER_B)); do \
+		$(MAKE) --no-print-directory -s all initramfs KVER=$$k > $(B)/vm-build.log 2>&1 || \
+			{ cat $(B)/vm-build.log; exit 1; }; \
+	done
+	@tools/vm/pair.sh $(KVER_A) $(KVER_B) '$(CMD_A)' '$(CMD_B)'
 
 run: deps
 	@$(MAKE) --no-print-directory vm KVER=$(KVER) \

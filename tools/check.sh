@@ -9,7 +9,9 @@
 #   unit     cmocka tests of libmrrc and the tool, plain, under ASan+UBSan
 #            and under valgrind
 #   vm       the kselftest programs in the test VM on every installed
-#            kernel, each TAP result counted, plus the dmesg scan
+#            kernel, each TAP result counted, plus the dmesg scan; the
+#            remote selftests between two VMs (oldest and newest kernel,
+#            each way round)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -175,7 +177,7 @@ for k in $KVERS; do
 	st=$?
 	tap "[$k]" "$out"/*.tap
 	# Every program must have reported, whatever the exit status said.
-	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_lifecycle tools; do
+	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools; do
 		grep -q '^1\.\.[1-9]' "$out/$p.tap" 2>/dev/null ||
 			result FAIL "[$k] $p produced no TAP results" "$L/vm-$k.log"
 	done
@@ -187,6 +189,33 @@ for k in $KVERS; do
 	esac
 	t1=$(date +%s)
 	echo "   ($k: VM run took $((t1 - t0)) s)"
+done
+
+# Two VMs, two kernels, two modules: the remote selftests each way round.
+section "two test VMs on a virtual link"
+ka=$(echo $KVERS | awk '{print $1}')
+kb=$(echo $KVERS | awk '{print $NF}')
+for pair in "$ka $kb" "$kb $ka"; do
+	set -- $pair
+	name="[$1 serves $2]"
+	out=$B/check/pair-$1-$2
+	mkdir -p "$out"
+	log=$L/pair-$1-$2.log
+	tools/vm/pair.sh "$1" "$2" \
+		"build/selftests/mrrc_remote serve && rmmod mrrc" \
+		"build/selftests/mrrc_remote > $out/remote.tap 2>&1; st=\$?;
+		 cat $out/remote.tap; rmmod mrrc || st=1; exit \$st" > "$log" 2>&1
+	st=$?
+	tap "$name" "$out/remote.tap"
+	grep -q '^1\.\.[1-9]' "$out/remote.tap" 2>/dev/null ||
+		result FAIL "$name mrrc_remote produced no TAP results" "$log"
+	case $st in
+	0) result PASS "$name both VMs: exit 0, rmmod, dmesg scans clean" ;;
+	125) result FAIL "$name dmesg scan: kernel problems reported" "$log" ;;
+	124) result FAIL "$name VM boot, setup or timeout" "$log" ;;
+	*) result FAIL "$name VM pair exited $st" "$log" ;;
+	esac
+	[ "$ka" = "$kb" ] && break
 done
 
 section "summary"

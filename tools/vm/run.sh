@@ -8,7 +8,10 @@
 #
 # usage: run.sh KVER COMMAND...
 # environment: VM_TIMEOUT (seconds, default 1800), VM_MEM (default 2G),
-#              VM_SMP (default 2), VM_APPEND (extra kernel parameters)
+#              VM_SMP (default 2), VM_APPEND (extra kernel parameters);
+#              VM_LINK_LOCAL, VM_LINK_REMOTE (unix datagram socket paths),
+#              VM_LINK_IP, VM_LINK_PEER, VM_LINK_MAC: a virtio-net link to
+#              another VM (see pair.sh), with rxe0 on it instead of veth0
 set -eu
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +41,15 @@ if [ -d "$shared" ]; then
 	esac
 fi
 
+# A virtual link to another VM: each QEMU binds its own datagram socket
+# and sends to the other's, so neither has to start first.
+link_args=
+link_env=
+if [ -n "${VM_LINK_LOCAL:-}" ]; then
+	link_args="-netdev dgram,id=link,local.type=unix,local.path=$VM_LINK_LOCAL,remote.type=unix,remote.path=$VM_LINK_REMOTE -device virtio-net-pci,netdev=link,mac=$VM_LINK_MAC"
+	link_env="MRRC_LINK_IP=$VM_LINK_IP MRRC_LINK_PEER=$VM_LINK_PEER"
+fi
+
 mkdir -p "$build/vm"
 run=$(mktemp -d "$build/vm/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
@@ -53,11 +65,11 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
 	qemu-system-x86_64 -nographic -no-reboot -nic none \
 	-machine q35 -bios qboot.rom -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}" \
+	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}${link_env:+ $link_env}" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=repo,path="$repo",security_model=none,multidevs=remap \
-	-device virtio-9p-pci,fsdev=repo,mount_tag=repo $share_args \
+	-device virtio-9p-pci,fsdev=repo,mount_tag=repo $share_args $link_args \
 	< /dev/null | tr -d '\r' || true
 
 if [ ! -s "$run/status" ]; then
