@@ -70,6 +70,7 @@ static struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx, bool listener)
 	hash_init(conn->stcrw);
 	hash_init(conn->arrived);
 	INIT_WORK(&conn->err_work, mrrc_conn_err_work);
+	INIT_DELAYED_WORK(&conn->keepalive, mrrc_keepalive_work);
 	conn->state = listener ? MRRC_CS_LISTENING : MRRC_CS_CONNECTING;
 	return conn;
 }
@@ -191,7 +192,13 @@ static void mrrc_conn_param(struct mrrc_conn *conn,
 	param->private_data_len = sizeof(*pd);
 	param->responder_resources = rd_atom;
 	param->initiator_depth = rd_atom;
-	param->retry_count = 7;
+	/*
+	 * Not 7: rxe (and the spec's reading some drivers follow) takes a
+	 * retry count of 7 as "retry for ever", and a peer that vanished
+	 * would never be reported.  Receives are credited, so RNR cannot
+	 * happen in normal operation; 7 there is harmless.
+	 */
+	param->retry_count = 6;
 	param->rnr_retry_count = 7;
 }
 
@@ -540,6 +547,7 @@ out_unlock:
 static void mrrc_conn_destroy(struct mrrc_conn *conn)
 {
 	mrrc_data_flush(conn, -ECONNRESET);
+	cancel_delayed_work_sync(&conn->keepalive);
 	cancel_work_sync(&conn->err_work);
 	if (conn->cm_id) {
 		rdma_destroy_id(conn->cm_id);
@@ -681,6 +689,7 @@ int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 	q->crw_matched = conn->st.crw_matched;
 	q->ctrl_sent = conn->st.ctrl_sent;
 	q->ctrl_recv = conn->st.ctrl_recv;
+	q->keepalives = conn->st.keepalives;
 	spin_unlock_bh(&conn->lock);
 out:
 	mutex_unlock(&ctx->lock);

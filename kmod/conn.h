@@ -268,6 +268,11 @@ struct mrrc_conn {
 	u64 rx_dma;
 	struct mrrc_op *credit_op;
 	struct work_struct err_work;
+	struct delayed_work keepalive;
+	struct ib_cqe ka_cqe;
+	u64 activity;			/* completions seen: the peer is alive */
+	u64 ka_seen;			/* @activity at the last keepalive tick */
+	bool ka_busy;			/* a probe is in flight */
 	struct mrrc_done events[MRRC_EVENT_SLOTS];
 	struct sockaddr_storage local;
 	struct sockaddr_storage peer_addr;
@@ -276,6 +281,7 @@ struct mrrc_conn {
 		u64 crw_matched;
 		u64 ctrl_sent;
 		u64 ctrl_recv;
+		u64 keepalives;
 	} st;
 };
 
@@ -296,6 +302,7 @@ int mrrc_data_init(struct mrrc_conn *conn);
 void mrrc_data_start(struct mrrc_conn *conn);
 void mrrc_data_flush(struct mrrc_conn *conn, int status);
 void mrrc_data_cleanup(struct mrrc_conn *conn);
+void mrrc_keepalive_work(struct work_struct *work);
 void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d);
 int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
 int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);

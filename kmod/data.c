@@ -113,6 +113,75 @@ static void mrrc_unsig_done(struct ib_cq *cq, struct ib_wc *wc)
 
 static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/* ---- keepalive ---------------------------------------------------------- */
+
+static void mrrc_keepalive_arm(struct mrrc_conn *conn)
+{
+	unsigned int ms = READ_ONCE(mrrc_keepalive_ms);
+
+	/* Disabled: look again in a second, in case it is switched on. */
+	schedule_delayed_work(&conn->keepalive,
+			      msecs_to_jiffies(ms ?: MSEC_PER_SEC));
+}
+
+static void mrrc_ka_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_conn *conn = container_of(wc->wr_cqe, struct mrrc_conn,
+					      ka_cqe);
+
+	spin_lock_bh(&conn->lock);
+	conn->sq_free++;
+	conn->ka_busy = false;
+	if (wc->status == IB_WC_SUCCESS)
+		conn->activity++;
+	mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+
+	/* Retries exhausted: the peer is gone (-ETIMEDOUT). */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
+}
+
+/**
+ * mrrc_keepalive_work() - probe a connection that has been idle
+ * @work: &mrrc_conn.keepalive
+ *
+ * A connection with no completion for a whole keepalive period gets a
+ * zero-length RDMA WRITE, which needs no memory, key or receive buffer on
+ * the peer, only its acknowledgment.  If the peer has vanished (its
+ * machine or link died without a disconnect), the transport's retries run
+ * out, the write completes in error and the connection fails with
+ * ETIMEDOUT like any other transport error.
+ */
+void mrrc_keepalive_work(struct work_struct *work)
+{
+	struct mrrc_conn *conn = container_of(to_delayed_work(work),
+					      struct mrrc_conn, keepalive);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &conn->ka_cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state != MRRC_CS_ESTABLISHED) {
+		spin_unlock_bh(&conn->lock);
+		return;
+	}
+	if (READ_ONCE(mrrc_keepalive_ms) && conn->activity == conn->ka_seen &&
+	    !conn->ka_busy && conn->sq_free >= 1 &&
+	    !ib_post_send(conn->qp, &wr.wr, NULL)) {
+		conn->sq_free--;
+		conn->ka_busy = true;
+		conn->st.keepalives++;
+	}
+	conn->ka_seen = conn->activity;
+	spin_unlock_bh(&conn->lock);
+	mrrc_keepalive_arm(conn);
+}
+
 /**
  * mrrc_data_init() - allocate and post a new connection's receive buffers
  * @conn: a connection whose queue pair was just created
@@ -148,6 +217,7 @@ int mrrc_data_init(struct mrrc_conn *conn)
 	cop->msg.type = MRRC_MSG_CREDIT;
 	conn->credit_op = cop;
 	conn->unsig_cqe.done = mrrc_unsig_done;
+	conn->ka_cqe.done = mrrc_ka_done;
 	conn->credits = MRRC_RX_DEPTH;
 	conn->sq_free = MRRC_SQ_DEPTH;
 
@@ -209,6 +279,7 @@ void mrrc_data_start(struct mrrc_conn *conn)
 	if (conn->state != MRRC_CS_CLOSED) {
 		conn->state = MRRC_CS_ESTABLISHED;
 		mrrc_conn_kick(conn);
+		mrrc_keepalive_arm(conn);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -550,6 +621,7 @@ static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	int status = mrrc_wc_errno(conn, wc->status);
 
 	spin_lock_bh(&conn->lock);
+	conn->activity++;
 	conn->sq_free += op->nwr;
 	op->nwr = 0;
 	mrrc_msg_unmap(conn, op);
@@ -672,6 +744,7 @@ static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	conn->rx_unreturned++;
+	conn->activity++;
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 		/* The peer's WRITE_IMM: reposted when the application polls. */
 		memset(&rx->done.cqe, 0, sizeof(rx->done.cqe));

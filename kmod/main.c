@@ -29,6 +29,11 @@ module_param_named(max_regions, mrrc_default_max_regions, uint, 0644);
 MODULE_PARM_DESC(max_regions,
 		 "default limit on a context's cached regions (default 65536)");
 
+uint mrrc_keepalive_ms = 5000;
+module_param_named(keepalive_ms, mrrc_keepalive_ms, uint, 0644);
+MODULE_PARM_DESC(keepalive_ms,
+		 "probe a connection idle this long with a zero-length RDMA WRITE, so a vanished peer is reported; 0 = never (default 5000)");
+
 static int __init mrrc_init(void)
 {
 	int ret;

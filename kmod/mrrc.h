@@ -101,6 +101,7 @@ extern struct list_head mrrc_devices;
 extern atomic_t mrrc_nr_ctx;
 extern ulong mrrc_default_max_pages;
 extern uint mrrc_default_max_regions;
+extern uint mrrc_keepalive_ms;
 
 /* device.c */
 int mrrc_client_register(void);

@@ -37,6 +37,8 @@
 #define RDMA_PORT	19000
 #define TMO_MS		30000
 #define IDLE_S		180	/* the agent gives up after this long idle */
+#define VANISH_S	30	/* how long "vanish" keeps its link down */
+#define KA_PARAM	"/sys/module/mrrc/parameters/keepalive_ms"
 #define MiB		(1024 * 1024)
 #define BUF_LEN		(4 * MiB + 8192)
 #define NTAGS		3000
@@ -283,7 +285,9 @@ static int srv_connected(struct srv *s)
 
 	if (mrrc_conn_query(s->fd, s->conn[0], &q))
 		return FAIL(s, "conn_query: %s", strerror(errno));
-	if (q.state != MRRC_CONN_ESTABLISHED || q.peer.family != AF_INET)
+	/* The client may have disconnected already: then it is closed. */
+	if ((q.state != MRRC_CONN_ESTABLISHED &&
+	     q.state != MRRC_CONN_CLOSED) || q.peer.family != AF_INET)
 		return FAIL(s, "state %u family %u", q.state, q.peer.family);
 	if (memcmp(q.peer.addr, &peer.sin_addr, 4))
 		return FAIL(s, "the peer is not %s", getenv("MRRC_LINK_PEER"));
@@ -528,6 +532,23 @@ static int srv_die(struct srv *s)
 	return FAIL(s, "still alive");
 }
 
+/*
+ * Vanish without a word: take the link down (no disconnect can reach the
+ * client) for VANISH_S seconds, then bring it back for the verdict.
+ */
+static int srv_vanish(struct srv *s)
+{
+	char cmd[320];
+
+	snprintf(cmd, sizeof(cmd),
+		 "dev=$(ip -o -4 addr show to %s | awk '{ print $2 }'); "
+		 "[ -n \"$dev\" ] && ip link set \"$dev\" down && sleep %d && "
+		 "ip link set \"$dev\" up", getenv("MRRC_LINK_IP"), VANISH_S);
+	if (system(cmd))
+		return FAIL(s, "cannot take the link down and up again");
+	return 0;
+}
+
 /* Hold 100 STCRWs; the test's process holding the other end is killed. */
 static int srv_peer_killed(struct srv *s)
 {
@@ -593,6 +614,7 @@ static const struct scenario {
 	{ "die", srv_die, 1 },
 	{ "peer_killed", srv_peer_killed, 0 },
 	{ "frrwp", srv_frrwp, 0 },
+	{ "vanish", srv_vanish, 0 },
 };
 
 /* The server half of one scenario, in its own process; never returns. */
@@ -1296,6 +1318,52 @@ TEST_F(remote, frrwp_transactions_both_modes)
 		ASSERT_EQ(0, check(self->p.buf, len, 60 + i))
 			TH_LOG("read %d", i);
 	}
+	VERDICT();
+}
+
+static int ka_param(int ms)
+{
+	FILE *f = fopen(KA_PARAM, "r+");
+	int old = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &old) != 1)
+		old = -1;
+	rewind(f);
+	if (ms >= 0)
+		fprintf(f, "%d\n", ms);
+	fclose(f);
+	return old;
+}
+
+/*
+ * The peer's machine drops off the network with the connection idle: the
+ * keepalive probe runs out of retries and the connection fails with
+ * ETIMEDOUT, well before the peer comes back.
+ */
+TEST_F(remote, vanished_peer_detected_by_keepalive)
+{
+	struct mrrc_conn_query q;
+	struct mrrc_cqe c;
+	int64_t t0;
+	int old, r;
+
+	old = ka_param(500);
+	ASSERT_LE(0, old);
+	START("vanish", 1, 1);
+	t0 = now_ms();
+	do {
+		r = reap(self->p.fd, &c, 1);
+	} while (!r && c.opcode != MRRC_OP_EVENT);
+	ka_param(old);
+	ASSERT_EQ(0, r) TH_LOG("no event within %d s", TMO_MS / 1000);
+	EXPECT_EQ(MRRC_EVENT_ERROR, c.event);
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	TH_LOG("peer loss reported after %lld ms", (long long)(now_ms() - t0));
+	ASSERT_EQ(0, mrrc_conn_query(self->p.fd, self->p.conn, &q));
+	EXPECT_EQ(MRRC_CONN_CLOSED, q.state);
+	EXPECT_LE(1, q.keepalives);
 	VERDICT();
 }
 

@@ -777,6 +777,7 @@ struct mrrc_conn_query {
 	__aligned_u64 crw_matched;
 	__aligned_u64 ctrl_sent;
 	__aligned_u64 ctrl_recv;
+	__aligned_u64 keepalives;
 };
 
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
