@@ -135,7 +135,7 @@ benches: $(BENCHES)
 
 # ---- tests ----------------------------------------------------------------
 
-$(B)/selftests/%: selftests/%.c selftests/mrrc_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
+$(B)/selftests/%: selftests/%.c selftests/mrrc_test.h selftests/mrrc_dp_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter -o $@ $< \
 		$(B)/lib/libmrrc.a -lpthread

@@ -22,6 +22,8 @@
 #define TMO_MS		20000
 #define MiB		(1024 * 1024)
 
+#include "mrrc_dp_test.h"
+
 static uint16_t next_port(void)
 {
 	static uint16_t port;
@@ -40,63 +42,6 @@ static struct sockaddr_in vm_addr(uint16_t port)
 
 	inet_pton(AF_INET, VM_ADDR, &sin.sin_addr);
 	return sin;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Collect exactly @n completions from @fd: 0, or -ETIMEDOUT. */
-static int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
-{
-	int64_t end = now_ms() + TMO_MS;
-	unsigned int got = 0;
-	int r;
-
-	while (got < n) {
-		r = mrrc_poll_cq(fd, cqe + got, n - got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n)
-			break;
-		if (now_ms() > end)
-			return -ETIMEDOUT;
-		mrrc_wait(fd, 100);
-	}
-	return 0;
-}
-
-/* Wait for connection event @ev on @fd; returns its cqe's conn or -err. */
-static int wait_event(int fd, int ev, struct mrrc_cqe *out)
-{
-	struct mrrc_cqe c;
-	int r;
-
-	for (;;) {
-		r = reap(fd, &c, 1);
-		if (r)
-			return r;
-		if (c.opcode == MRRC_OP_EVENT && c.event == ev) {
-			if (out)
-				*out = c;
-			return c.conn;
-		}
-		if (c.opcode == MRRC_OP_EVENT)
-			return -EPROTO;
-	}
 }
 
 struct pair {
@@ -184,22 +129,6 @@ static int reg1(int fd, void *buf, size_t len, uint32_t access,
 		return r < 0 ? r : -EIO;
 	*handle = req.handle;
 	return req.nsegs == 1 ? 0 : -EOVERFLOW;
-}
-
-static struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t len,
-			 uint64_t wr_id)
-{
-	struct mrrc_wr w = {
-		.wr_id = wr_id, .conn = conn, .opcode = op,
-		.addr = (uintptr_t)addr, .len = len,
-	};
-
-	return w;
-}
-
-static int post1(int fd, struct mrrc_wr w)
-{
-	return mrrc_post(fd, &w, 1, NULL);
 }
 
 static const size_t sizes[] = {

@@ -39,6 +39,8 @@
 #define IDLE_S		180	/* the agent gives up after this long idle */
 #define VANISH_S	30	/* how long "vanish" keeps its link down */
 #define KA_PARAM	"/sys/module/mrrc/parameters/keepalive_ms"
+
+#include "mrrc_dp_test.h"
 #define MiB		(1024 * 1024)
 #define BUF_LEN		(4 * MiB + 8192)
 #define NTAGS		3000
@@ -110,22 +112,6 @@ static void ctl_timeouts(int s)
 
 /* ---- helpers shared by both halves ----------------------------------- */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static struct sockaddr_in ip_addr(const char *ip, uint16_t port)
 {
 	struct sockaddr_in sin = {
@@ -135,44 +121,6 @@ static struct sockaddr_in ip_addr(const char *ip, uint16_t port)
 
 	inet_pton(AF_INET, ip ?: "0.0.0.0", &sin.sin_addr);
 	return sin;
-}
-
-/* Collect exactly @n completions from @fd: 0, or -ETIMEDOUT. */
-static int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
-{
-	int64_t end = now_ms() + TMO_MS;
-	unsigned int got = 0;
-	int r;
-
-	while (got < n) {
-		r = mrrc_poll_cq(fd, cqe + got, n - got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (got == n)
-			break;
-		if (now_ms() > end)
-			return -ETIMEDOUT;
-		mrrc_wait(fd, 100);
-	}
-	return 0;
-}
-
-/* Wait for connection event @ev on @fd; its connection id or -errno. */
-static int wait_event(int fd, int ev)
-{
-	struct mrrc_cqe c;
-	int r;
-
-	for (;;) {
-		r = reap(fd, &c, 1);
-		if (r)
-			return r;
-		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
-			return c.conn;
-		if (c.opcode == MRRC_OP_EVENT)
-			return -EPROTO;
-	}
 }
 
 static void *map(size_t len)
@@ -243,22 +191,6 @@ static int two_regions(int fd, uint8_t *buf, uint32_t access)
 	return mrrc_reg(fd, r, 2, seg, &n);
 }
 
-static struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t len,
-			 uint64_t wr_id)
-{
-	struct mrrc_wr w = {
-		.wr_id = wr_id, .conn = conn, .opcode = op,
-		.addr = (uintptr_t)addr, .len = len,
-	};
-
-	return w;
-}
-
-static int post1(int fd, struct mrrc_wr w)
-{
-	return mrrc_post(fd, &w, 1, NULL);
-}
-
 static const size_t sizes[] = {
 	1, 7, 64, 4095, 4096, 4097, 65536, 200000, MiB, 4 * MiB,
 };
@@ -291,7 +223,7 @@ static int srv_connected(struct srv *s)
 		return FAIL(s, "state %u family %u", q.state, q.peer.family);
 	if (memcmp(q.peer.addr, &peer.sin_addr, 4))
 		return FAIL(s, "the peer is not %s", getenv("MRRC_LINK_PEER"));
-	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED) < 0)
+	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED, NULL) < 0)
 		return FAIL(s, "no DISCONNECTED event");
 	return 0;
 }
@@ -516,7 +448,7 @@ static int srv_deadlines(struct srv *s)
 	r = reap(s->fd, &c, 1);
 	if (r || c.status != -ECONNRESET || c.tag != 13)
 		return FAIL(s, "held STCRW: %d, status %d", r, c.status);
-	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED) < 0)
+	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED, NULL) < 0)
 		return FAIL(s, "no DISCONNECTED event");
 	return 0;
 }
@@ -572,7 +504,7 @@ static int srv_peer_killed(struct srv *s)
 	for (i = 0; i < 100; i++)
 		if (c[i].status != -ECONNRESET)
 			return FAIL(s, "STCRW %u: status %d", i, c[i].status);
-	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED) < 0)
+	if (wait_event(s->fd, MRRC_EVENT_DISCONNECTED, NULL) < 0)
 		return FAIL(s, "no DISCONNECTED event");
 	return 0;
 }
@@ -638,12 +570,12 @@ static void serve_one(int ctl, const struct scenario *sc, unsigned int nconn,
 	if (r)
 		_exit(1);
 	for (i = 0; i < nconn; i++) {
-		r = wait_event(s.fd, MRRC_EVENT_CONNECT_REQUEST);
+		r = wait_event(s.fd, MRRC_EVENT_CONNECT_REQUEST, NULL);
 		if (r < 0)
 			break;
 		s.conn[i] = r;
 		r = mrrc_accept(s.fd, s.conn[i], 0);
-		r = r ?: wait_event(s.fd, MRRC_EVENT_ESTABLISHED);
+		r = r ?: wait_event(s.fd, MRRC_EVENT_ESTABLISHED, NULL);
 		if (r < 0)
 			break;
 	}
@@ -753,7 +685,7 @@ static int rdma_connect(int fd, uint16_t port)
 	r = mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn);
 	if (r)
 		return r;
-	r = wait_event(fd, MRRC_EVENT_ESTABLISHED);
+	r = wait_event(fd, MRRC_EVENT_ESTABLISHED, NULL);
 	return r < 0 ? r : (int)conn;
 }
 
@@ -879,7 +811,7 @@ TEST_F(remote, connect_query_disconnect)
 	EXPECT_EQ(0, memcmp(q.peer.addr, &peer.sin_addr, 4));
 	EXPECT_LT(1, q.credits);
 	ASSERT_EQ(0, mrrc_disconnect(self->p.fd, self->p.conn));
-	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED));
+	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED, NULL));
 	VERDICT();
 }
 
@@ -1200,7 +1132,7 @@ TEST_F(remote, deadlines_cancel_duplicates_disconnect)
 	ASSERT_EQ(0, reap(self->p.fd, &c, 1));
 	EXPECT_EQ(14, c.tag);
 	EXPECT_NE(0, c.status);
-	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED));
+	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED, NULL));
 	VERDICT();
 }
 
@@ -1264,7 +1196,7 @@ TEST_F(remote, peer_killed_with_writes_held)
 	for (i = 0, ok = 0; i < 101; i++)
 		ok += c[i].status != 0;
 	EXPECT_EQ(101, ok) TH_LOG("only %u of 101 failed", ok);
-	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED));
+	ASSERT_LE(0, wait_event(self->p.fd, MRRC_EVENT_DISCONNECTED, NULL));
 	VERDICT();
 }
 

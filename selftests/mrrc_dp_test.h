@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers of the data-path selftests (mrrc_data.c, mrrc_remote.c).  The
+ * including file defines TMO_MS, how long reap() waits.
+ */
+#ifndef MRRC_DP_TEST_H
+#define MRRC_DP_TEST_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "libmrrc.h"
+
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Collect exactly @n completions from @fd: 0, or -ETIMEDOUT. */
+static inline int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
+{
+	int64_t end = now_ms() + TMO_MS;
+	unsigned int got = 0;
+	int r;
+
+	while (got < n) {
+		r = mrrc_poll_cq(fd, cqe + got, n - got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got == n)
+			break;
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		mrrc_wait(fd, 100);
+	}
+	return 0;
+}
+
+static inline struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t len,
+			 uint64_t wr_id)
+{
+	struct mrrc_wr w = {
+		.wr_id = wr_id, .conn = conn, .opcode = op,
+		.addr = (uintptr_t)addr, .len = len,
+	};
+
+	return w;
+}
+
+static inline int post1(int fd, struct mrrc_wr w)
+{
+	return mrrc_post(fd, &w, 1, NULL);
+}
+
+/* Wait for connection event @ev on @fd; returns its cqe's conn or -err. */
+static inline int wait_event(int fd, int ev, struct mrrc_cqe *out)
+{
+	struct mrrc_cqe c;
+	int r;
+
+	for (;;) {
+		r = reap(fd, &c, 1);
+		if (r)
+			return r;
+		if (c.opcode == MRRC_OP_EVENT && c.event == ev) {
+			if (out)
+				*out = c;
+			return c.conn;
+		}
+		if (c.opcode == MRRC_OP_EVENT)
+			return -EPROTO;
+	}
+}
+
+#endif /* MRRC_DP_TEST_H */
