@@ -94,43 +94,6 @@ static void *map(size_t len)
 	return b == MAP_FAILED ? NULL : b;
 }
 
-static void fill(void *buf, size_t len, uint32_t seed)
-{
-	uint8_t *b = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (uint8_t)(seed * 2654435761u + i * 40503u + (i >> 8));
-}
-
-static int check(const void *buf, size_t len, uint32_t seed)
-{
-	const uint8_t *b = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (uint8_t)(seed * 2654435761u + i * 40503u +
-				      (i >> 8)))
-			return -1;
-	return 0;
-}
-
-/* Register @len bytes at @buf on @fd with @access: the first segment. */
-static int reg1(int fd, void *buf, size_t len, uint32_t access,
-		struct mrrc_seg *seg, uint32_t *handle)
-{
-	struct mrrc_reg_req req = {
-		.addr = (uintptr_t)buf, .length = len, .access = access,
-	};
-	unsigned int n = 1;
-	int r = mrrc_reg(fd, &req, 1, seg, &n);
-
-	if (r != 1)
-		return r < 0 ? r : -EIO;
-	*handle = req.handle;
-	return req.nsegs == 1 ? 0 : -EOVERFLOW;
-}
-
 static const size_t sizes[] = {
 	1, 7, 64, 4095, 4096, 4097, 65536, 200000, MiB, 4 * MiB,
 };
@@ -439,22 +402,6 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 	}
 	close(q.cfd);
 	mrrc_release(self->p.sfd, &h, 1);
-}
-
-/* Cache two separate regions, so a range across them has two segments. */
-static int two_regions(int fd, uint8_t *buf, uint32_t access)
-{
-	struct mrrc_reg_req r[2] = {
-		{ .addr = (uintptr_t)buf, .length = 8192, .access = access,
-		  .flags = MRRC_REG_RELEASE },
-		{ .addr = (uintptr_t)buf + 8192, .length = 8192,
-		  .access = access, .flags = MRRC_REG_RELEASE },
-	};
-
-	struct mrrc_seg seg[2];
-	unsigned int n = 2;
-
-	return mrrc_reg(fd, r, 2, seg, &n);
 }
 
 TEST_F(data, ranges_spanning_several_segments)

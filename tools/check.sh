@@ -87,6 +87,21 @@ tap() {
 	done
 }
 
+# A program must have reported (a TAP plan), whatever the exit status said.
+reported() {	# reported NAME TAPFILE LOG
+	grep -q '^1\.\.[1-9]' "$2" 2>/dev/null ||
+		result FAIL "$1 produced no TAP results" "$3"
+}
+# The status of tools/vm/run.sh or pair.sh.
+vm_status() {	# vm_status PREFIX STATUS LOG PASS-TEXT
+	case $2 in
+	0) result PASS "$1 $4" ;;
+	125) result FAIL "$1 dmesg scan: kernel problems reported" "$3" ;;
+	124) result FAIL "$1 VM boot, setup or timeout" "$3" ;;
+	*) result FAIL "$1 VM run exited $2" "$3" ;;
+	esac
+}
+
 KVERS=$(make -s --no-print-directory -f Makefile print-kvers)
 [ -n "$KVERS" ] || { echo "check: no Debian kernel with headers installed"; exit 1; }
 
@@ -176,17 +191,10 @@ for k in $KVERS; do
 	tools/vm/run.sh "$k" "selftests/run.sh $out" >> "$L/vm-$k.log" 2>&1
 	st=$?
 	tap "[$k]" "$out"/*.tap
-	# Every program must have reported, whatever the exit status said.
 	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools; do
-		grep -q '^1\.\.[1-9]' "$out/$p.tap" 2>/dev/null ||
-			result FAIL "[$k] $p produced no TAP results" "$L/vm-$k.log"
+		reported "[$k] $p" "$out/$p.tap" "$L/vm-$k.log"
 	done
-	case $st in
-	0) result PASS "[$k] VM run: exit 0, dmesg scan clean" ;;
-	125) result FAIL "[$k] dmesg scan: kernel problems reported" "$L/vm-$k.log" ;;
-	124) result FAIL "[$k] VM boot, setup or timeout" "$L/vm-$k.log" ;;
-	*) result FAIL "[$k] VM run exited $st" "$L/vm-$k.log" ;;
-	esac
+	vm_status "[$k]" "$st" "$L/vm-$k.log" "VM run: exit 0, dmesg scan clean"
 	t1=$(date +%s)
 	echo "   ($k: VM run took $((t1 - t0)) s)"
 done
@@ -207,14 +215,8 @@ for pair in "$ka $kb" "$kb $ka"; do
 		 cat $out/remote.tap; rmmod mrrc || st=1; exit \$st" > "$log" 2>&1
 	st=$?
 	tap "$name" "$out/remote.tap"
-	grep -q '^1\.\.[1-9]' "$out/remote.tap" 2>/dev/null ||
-		result FAIL "$name mrrc_remote produced no TAP results" "$log"
-	case $st in
-	0) result PASS "$name both VMs: exit 0, rmmod, dmesg scans clean" ;;
-	125) result FAIL "$name dmesg scan: kernel problems reported" "$log" ;;
-	124) result FAIL "$name VM boot, setup or timeout" "$log" ;;
-	*) result FAIL "$name VM pair exited $st" "$log" ;;
-	esac
+	reported "$name mrrc_remote" "$out/remote.tap" "$log"
+	vm_status "$name" "$st" "$log" "both VMs: exit 0, rmmod, dmesg scans clean"
 	[ "$ka" = "$kb" ] && break
 done
 
