@@ -19,6 +19,7 @@
  * at a time, MRE a whole eviction segment in one deregistration batch
  * after resorting the bottom of the stack by evictfact = r + 1/size.
  */
+#include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
@@ -479,15 +480,20 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
 /* ---- registration -------------------------------------------------------- */
 
 /* Register pages [start, last]; the region comes back with one user. */
-static int mrrc_region_create(struct mrrc_cache *c, unsigned long start,
-			      unsigned long last, u32 access, bool cached,
-			      struct mrrc_region **out, struct page **kpages)
+static noinline int mrrc_region_create(struct mrrc_cache *c,
+				       unsigned long start, unsigned long last,
+				       u32 access, bool cached,
+				       struct mrrc_region **out,
+				       struct page **kpages)
 {
 	bool watch = mrrc_cache_user(c) && cached;
 	unsigned long seq = 0;
 	struct mrrc_region *r;
 	int ret, tries = 0;
 
+	/* Callers check the capacity; this also covers uncached ranges. */
+	if (last - start >= MRRC_MAX_CACHE_PAGES)
+		return -ENOSPC;
 again:
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
@@ -556,6 +562,8 @@ err_free:
 	return ret;
 }
 
+ALLOW_ERROR_INJECTION(mrrc_region_create, ERRNO);
+
 static void mrrc_cache_insert(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	interval_tree_insert(&r->it, &c->tree[r->access]);
@@ -577,8 +585,9 @@ static void mrrc_fill_seg(struct mrrc_seg *s, const struct mrrc_piece *p,
 	s->rkey = p->r->rkey;
 }
 
-static int mrrc_handle_create(struct mrrc_cache *c, struct mrrc_piece *pieces,
-			      unsigned int n, u32 *id)
+static noinline int mrrc_handle_create(struct mrrc_cache *c,
+				       struct mrrc_piece *pieces,
+				       unsigned int n, u32 *id)
 {
 	struct mrrc_handle *h;
 	unsigned int i;
@@ -598,6 +607,8 @@ static int mrrc_handle_create(struct mrrc_cache *c, struct mrrc_piece *pieces,
 	c->st.handles++;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_handle_create, ERRNO);
 
 static void mrrc_piece_set(struct mrrc_piece *p, unsigned int n,
 			   unsigned int room, unsigned long start,
@@ -1193,7 +1204,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		return -EINVAL;	/* ib_reg_user_mr() takes user memory only */
 	if (cfg->policy > MRRC_POLICY_GDSF || cfg->mode > MRRC_MODE_FAST ||
 	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
-	    cfg->max_regions > INT_MAX)
+	    cfg->max_regions > INT_MAX || cfg->max_pages > MRRC_MAX_CACHE_PAGES)
 		return -EINVAL;
 
 	mutex_lock(&c->mutex);
@@ -1299,7 +1310,8 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	c->gd_tree = RB_ROOT;
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;
-	c->cfg.max_pages = mrrc_default_max_pages;
+	c->cfg.max_pages = min_t(u64, mrrc_default_max_pages,
+				 MRRC_MAX_CACHE_PAGES);
 	c->cfg.max_regions = mrrc_default_max_regions;
 	c->cfg.resort_pct = 50;
 	c->cfg.evict_pct = 10;
@@ -1316,6 +1328,8 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	mutex_unlock(&mrrc_caches_lock);
 	return c;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_cache_create, ERRNO);
 
 /**
  * mrrc_cache_destroy() - release every handle and registration

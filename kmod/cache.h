@@ -92,6 +92,14 @@ struct mrrc_region {
 	u32 rkey;
 };
 
+/*
+ * Upper bound of a cache's capacity, and so of one region, in pages:
+ * 2^28 pages (1 TiB with 4 KiB pages).  Page counts of a region then fit
+ * an unsigned int everywhere below the cache (MR pools, scatterlists),
+ * and a region's page array stays below kvmalloc()'s INT_MAX bytes.
+ */
+#define MRRC_MAX_CACHE_PAGES	BIT(28)
+
 static inline u64 mrrc_region_pages(const struct mrrc_region *r)
 {
 	return r->it.last - r->it.start + 1;

@@ -15,6 +15,7 @@
  * rdma_destroy_id() (after which no CM handler runs), drain and destroy the
  * queue pair, release the receive buffers, free the completion queue.
  */
+#include <linux/error-injection.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -51,7 +52,8 @@ static void mrrc_conn_err_work(struct work_struct *work)
 	rdma_disconnect(conn->cm_id);
 }
 
-static struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx, bool listener)
+static noinline struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx,
+						  bool listener)
 {
 	struct mrrc_conn *conn;
 
@@ -74,6 +76,8 @@ static struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx, bool listener)
 	conn->state = listener ? MRRC_CS_LISTENING : MRRC_CS_CONNECTING;
 	return conn;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_conn_alloc, NULL);
 
 /* Each event is reported at most once per connection. */
 static void __mrrc_conn_event(struct mrrc_conn *conn, int event, int status,
@@ -138,8 +142,8 @@ static void mrrc_conn_close(struct mrrc_conn *conn, int event, int status)
 }
 
 /* CQ, QP and receive buffers for @id, in the context's PD. */
-static int mrrc_conn_create_qp(struct mrrc_conn *conn, struct rdma_cm_id *id,
-			       struct ib_pd *pd)
+static noinline int mrrc_conn_create_qp(struct mrrc_conn *conn,
+					struct rdma_cm_id *id, struct ib_pd *pd)
 {
 	struct ib_qp_init_attr attr = {};
 	int ret;
@@ -180,6 +184,8 @@ out_cq:
 	return ret;
 }
 
+ALLOW_ERROR_INJECTION(mrrc_conn_create_qp, ERRNO);
+
 static void mrrc_conn_param(struct mrrc_conn *conn,
 			    struct rdma_conn_param *param,
 			    struct mrrc_cm_pdata *pd, u8 rd_atom)
@@ -200,6 +206,17 @@ static void mrrc_conn_param(struct mrrc_conn *conn,
 	 */
 	param->retry_count = 6;
 	param->rnr_retry_count = 7;
+}
+
+/*
+ * The ACK timeout a slow peer must beat before the QP retries (6 times,
+ * see above) and then fails: rdma_cm's default on RoCE is about 0.5 s,
+ * which a debug kernel answering a burst of thousands of operations can
+ * exceed.  Must be set before rdma_connect() / rdma_accept().
+ */
+static int mrrc_conn_set_timeout(struct rdma_cm_id *id)
+{
+	return mrrc_ack_timeout ? rdma_set_ack_timeout(id, mrrc_ack_timeout) : 0;
 }
 
 static bool mrrc_pdata_ok(const void *data, u8 len)
@@ -288,6 +305,8 @@ static int mrrc_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = mrrc_conn_create_qp(conn, id, conn->pd);
+		if (!ret)
+			ret = mrrc_conn_set_timeout(id);
 		if (!ret) {
 			mrrc_conn_param(conn, &param, &pd,
 					mrrc_rd_atom(id->device));
@@ -637,11 +656,16 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 			conn->user_data = cmd->user_data;
 			mrrc_conn_param(conn, &param, &pd,
 					mrrc_rd_atom(conn->ibdev));
-			ret = rdma_accept(conn->cm_id, &param);
+			ret = mrrc_conn_set_timeout(conn->cm_id);
+			if (!ret)
+				ret = rdma_accept(conn->cm_id, &param);
 			if (!ret) {
 				spin_lock_bh(&conn->lock);
 				conn->state = MRRC_CS_CONNECTING;
 				spin_unlock_bh(&conn->lock);
+			} else {
+				/* rdma_accept() has rejected the request. */
+				mrrc_data_flush(conn, ret);
 			}
 		} else {
 			ret = rdma_reject(conn->cm_id, NULL, 0,

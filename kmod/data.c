@@ -10,6 +10,7 @@
  * go to ctx->done and are harvested by MRRC_IOC_POLL, which also releases
  * the cache handles and reposts receive buffers, in process context.
  */
+#include <linux/error-injection.h>
 #include <linux/jiffies.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -250,6 +251,8 @@ out_free:
 	conn->rx = NULL;
 	return ret;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_data_init, ERRNO);
 
 /**
  * mrrc_data_cleanup() - release what mrrc_data_init() set up

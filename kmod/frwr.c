@@ -25,6 +25,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/delay.h>
+#include <linux/error-injection.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
@@ -126,7 +127,7 @@ static void mrrc_frwr_wait_init(struct mrrc_frwr_wait *w)
 
 /* ---- the registration queue pair ---------------------------------------- */
 
-static int mrrc_frwr_qp_connect(struct mrrc_frwr *f)
+static noinline int mrrc_frwr_qp_connect(struct mrrc_frwr *f)
 {
 	struct ib_device *dev = f->pd->device;
 	const struct ib_gid_attr *sgid;
@@ -191,6 +192,8 @@ static int mrrc_frwr_qp_connect(struct mrrc_frwr *f)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
+ALLOW_ERROR_INJECTION(mrrc_frwr_qp_connect, ERRNO);
+
 /* A work request failed: the QP is in the error state; start it over. */
 static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
 {
@@ -236,8 +239,9 @@ static void mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 }
 
 /* Post a chain and wait for its last work request. */
-static int mrrc_frwr_post_wait(struct mrrc_frwr *f, struct ib_send_wr *first,
-			       struct mrrc_frwr_wait *w)
+static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
+					struct ib_send_wr *first,
+					struct mrrc_frwr_wait *w)
 {
 	int ret;
 
@@ -258,6 +262,8 @@ static int mrrc_frwr_post_wait(struct mrrc_frwr *f, struct ib_send_wr *first,
 	}
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_frwr_post_wait, ERRNO);
 
 /* ---- the MR pools ------------------------------------------------------- */
 
@@ -402,7 +408,7 @@ static void mrrc_frwr_work(struct work_struct *work)
 
 /* ---- lifetime ----------------------------------------------------------- */
 
-static struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
+static noinline struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
 {
 	struct ib_device *dev = pd->device;
 	u32 maxp = dev->attrs.max_fast_reg_page_list_len;
@@ -465,6 +471,8 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+ALLOW_ERROR_INJECTION(mrrc_frwr_create, ERRNO);
+
 /**
  * mrrc_frwr_destroy() - free the pools and the queue pair
  * @f: the engine; every MR must be back in its pool
@@ -520,15 +528,16 @@ static int mrrc_frwr_charge(struct mm_struct *mm, unsigned long npages)
 	return 0;
 }
 
-static int mrrc_frwr_pin(struct mrrc_frwr_mr *fm, unsigned long start,
-			 bool write)
+static noinline int mrrc_frwr_pin(struct mrrc_frwr_mr *fm, unsigned long start,
+				  bool write)
 {
 	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
 	unsigned int done = 0;
 	int ret;
 
+	/* Sized by the caller's request: failing is an answer, not news. */
 	fm->pages = kvmalloc_array(fm->npages, sizeof(*fm->pages),
-				   GFP_KERNEL_ACCOUNT);
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!fm->pages)
 		return -ENOMEM;
 	while (done < fm->npages) {
@@ -548,6 +557,8 @@ static int mrrc_frwr_pin(struct mrrc_frwr_mr *fm, unsigned long start,
 	return 0;
 }
 
+ALLOW_ERROR_INJECTION(mrrc_frwr_pin, ERRNO);
+
 static void mrrc_frwr_unpin(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
 {
 	unpin_user_pages_dirty_lock(fm->pages, fm->npages, fm->dirty);
@@ -565,8 +576,9 @@ static int mrrc_frwr_kernel_pages(struct mrrc_frwr_mr *fm, unsigned long start,
 {
 	unsigned int i;
 
+	/* Sized by the caller's request: failing is an answer, not news. */
 	fm->pages = kvmalloc_array(fm->npages, sizeof(*fm->pages),
-				   GFP_KERNEL_ACCOUNT);
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!fm->pages)
 		return -ENOMEM;
 	if (kpages) {

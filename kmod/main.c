@@ -34,6 +34,11 @@ module_param_named(keepalive_ms, mrrc_keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
 		 "probe a connection idle this long with a zero-length RDMA WRITE, so a vanished peer is reported; 0 = never (default 5000)");
 
+uint mrrc_ack_timeout = 18;
+module_param_named(ack_timeout, mrrc_ack_timeout, uint, 0444);
+MODULE_PARM_DESC(ack_timeout,
+		 "RC local ACK timeout of connections, 4.096 us * 2^value, retried 6 times; 0 = rdma_cm's default, 1..31 (default 18, about 1.07 s)");
+
 static int __init mrrc_init(void)
 {
 	int ret;
@@ -41,6 +46,10 @@ static int __init mrrc_init(void)
 	if (mrrc_dev_mode & ~0666) {
 		pr_err("mrrc: dev_mode %#o: only read/write bits allowed\n",
 		       mrrc_dev_mode);
+		return -EINVAL;
+	}
+	if (mrrc_ack_timeout > 31) {
+		pr_err("mrrc: ack_timeout %u: must be 0..31\n", mrrc_ack_timeout);
 		return -EINVAL;
 	}
 

@@ -102,6 +102,7 @@ extern atomic_t mrrc_nr_ctx;
 extern ulong mrrc_default_max_pages;
 extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
+extern uint mrrc_ack_timeout;
 
 /* device.c */
 int mrrc_client_register(void);

@@ -10,6 +10,7 @@
  *           batch).  Used by tests and trace replay so that every cache
  *           decision runs the real code without a NIC.
  */
+#include <linux/error-injection.h>
 #include <linux/mm.h>
 
 #include "mrrc.h"
@@ -31,7 +32,8 @@ int mrrc_ib_access(u32 access)
 	return ib;
 }
 
-static int mrrc_ordinary_reg(struct mrrc_cache *c, struct mrrc_region *r)
+static noinline int mrrc_ordinary_reg(struct mrrc_cache *c,
+				      struct mrrc_region *r)
 {
 	u64 start = (u64)r->it.start << PAGE_SHIFT;
 	u64 len = mrrc_region_pages(r) << PAGE_SHIFT;
@@ -45,6 +47,8 @@ static int mrrc_ordinary_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	r->rkey = mr->rkey;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(mrrc_ordinary_reg, ERRNO);
 
 static void mrrc_ordinary_dereg(struct mrrc_cache *c, struct list_head *list,
 				unsigned int n, u64 pages)

@@ -473,6 +473,29 @@ TEST_F(model, config)
 	ASSERT_EQ(4, cfg.max_pages);
 }
 
+/*
+ * Capacities and ranges so large that page counts would wrap 32 bits are
+ * refused cleanly (this oopsed before: a 2^32-page REG after max_pages
+ * = ~0).
+ */
+TEST_F(model, huge_capacity_and_ranges_refused)
+{
+	struct mrrc_cache_config cfg = { .max_pages = ~0ULL };
+
+	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &cfg));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_pages = (1ULL << 28) + 1;
+	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &cfg));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_pages = 1ULL << 28;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(1ULL << 28, cfg.max_pages);
+	ASSERT_EQ(-ENOSPC, reg1(self->fd, BASE, 1ULL << 44, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(-ENOSPC, reg1(self->fd, BASE, ((1ULL << 28) + 1) * P, RW,
+				MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, stats(self->fd).cached_pages);
+}
+
 /* Model costs: a*p + b per registration, a'*pages + b' per batch. */
 TEST_F(model, cost_model)
 {
