@@ -15,10 +15,18 @@ TOP := $(CURDIR)
 B := $(TOP)/build
 
 # Debian kernels installed on this machine, oldest first.  KVER defaults to
-# the newest; the host's own kernel is never used.
+# the newest; the host's own kernel is never used.  The debug guest kernel
+# (tools/vm/debug-kernel.sh) is not in the list: KVER=debug names it.
+# Everything that needs the kernels re-enters make after `deps` (see
+# DEPS_FIRST below), because this list is read when make starts.
 KVERS := $(shell cd /lib/modules 2>/dev/null && \
-	for v in *; do [ -f $$v/build/Makefile ] && [ -f /boot/vmlinuz-$$v ] && echo $$v; done | sort -V)
+	for v in *; do [ -f $$v/build/Makefile ] && [ -f /boot/vmlinuz-$$v ] && echo $$v; done | \
+	grep -v -- '-mrrc-dbg-' | sort -V)
 KVER ?= $(lastword $(KVERS))
+ifeq ($(KVER),debug)
+DEBUG_KERNEL := debug-kernel
+override KVER := $(shell $(CURDIR)/tools/vm/debug-kernel.sh --release 2>/dev/null)
+endif
 KDIR = /lib/modules/$(KVER)/build
 
 VERSION := 0.1.0
@@ -56,8 +64,9 @@ KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
-	vm vm-pair run check bench benches install uninstall dkms-install clean help \
-	print-kvers
+	vm vm-pair run check check-full check-fresh bench benches fuzz debug-kernel \
+	install uninstall dkms-install clean help print-kvers \
+	$(addprefix do-,$(DEPS_FIRST))
 
 all: module lib tools selftests
 
@@ -67,6 +76,10 @@ help:
 	@echo "make vm CMD='...'   run CMD in a fresh test VM (KVER=$(KVER))"
 	@echo "make vm-pair        two VMs on a link: the remote selftests (KVER_A=, KVER_B=, CMD_A=, CMD_B=)"
 	@echo "make bench [BENCH=name]  benchmarks in the VM -> build/bench/<name>.jsonl"
+	@echo "make check-full     make check plus the two-VM suites and a longer fuzz run on the debug kernel"
+	@echo "make check-fresh    the README's two commands in a fresh debootstrap root"
+	@echo "make fuzz [SECONDS=60 SEED=1 FUZZ_KVER=debug]  the ioctl fuzzer in the VM"
+	@echo "make debug-kernel   build the debug guest kernel (cached in /var/cache/mrrc)"
 	@echo "make deps           install Debian packages, extract harness/checkpatch"
 	@echo "make install PREFIX=/usr DESTDIR=  library, headers, tool, man pages"
 	@echo "installed kernels: $(KVERS)"
@@ -121,7 +134,14 @@ $(B)/tools/mrrc-replay: $(REPLAY_SRCS) tools/replay/replay.h $(LIB_HDRS) $(B)/li
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Itools/replay -o $@ $(REPLAY_SRCS) $(B)/lib/libmrrc.a -lm
 
-tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay
+# ---- fuzzer (tools/fuzz/) ----
+FUZZ_SRCS := $(wildcard tools/fuzz/*.c)
+FUZZ_HDRS := $(wildcard tools/fuzz/*.h)
+$(B)/tools/mrrc_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Itools/fuzz -o $@ $(FUZZ_SRCS) $(B)/lib/libmrrc.a -lpthread
+
+tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay $(if $(FUZZ_SRCS),$(B)/tools/mrrc_fuzz)
 
 $(B)/bench-bin/%: tools/bench/%.c $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
@@ -168,7 +188,21 @@ $(B)/vm/initramfs-%.cpio.gz: tools/vm/mkinitramfs.sh tools/vm/init
 
 initramfs: $(B)/vm/initramfs-$(KVER).cpio.gz
 
-vm: deps
+# The user-facing targets below install the dependencies (and, for
+# KVER=debug, the debug kernel) first, then re-enter make so that kernels
+# installed a moment ago are seen: a fresh machine needs one `make run`.
+DEPS_FIRST := vm vm-pair run check check-full bench fuzz
+$(DEPS_FIRST): deps $(DEBUG_KERNEL)
+	@$(MAKE) --no-print-directory do-$@
+
+debug-kernel: deps
+	@$(TOP)/tools/vm/debug-kernel.sh > /dev/null
+
+# A kernel name, with "debug" meaning the debug kernel.
+kver = $(if $(filter debug,$(1)),$(shell $(TOP)/tools/vm/debug-kernel.sh --release),$(1))
+
+do-vm:
+	@[ -n "$(KVER)" ] || { echo "vm: no guest kernel (KVER=$(KVER))"; exit 1; }
 	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER) > $(B)/vm-build.log 2>&1 || \
 		{ cat $(B)/vm-build.log; exit 1; }
 	@tools/vm/run.sh $(KVER) '$(CMD)'
@@ -179,27 +213,47 @@ KVER_A ?= $(firstword $(KVERS))
 KVER_B ?= $(lastword $(KVERS))
 CMD_A ?= build/selftests/mrrc_remote serve
 CMD_B ?= build/selftests/mrrc_remote
-vm-pair: deps
-	@for k in $(sort $(KVER_A) $(KVER_B)); do \
+do-vm-pair:
+	@for k in $(sort $(call kver,$(KVER_A)) $(call kver,$(KVER_B))); do \
 		$(MAKE) --no-print-directory -s all initramfs KVER=$$k > $(B)/vm-build.log 2>&1 || \
 			{ cat $(B)/vm-build.log; exit 1; }; \
 	done
-	@tools/vm/pair.sh $(KVER_A) $(KVER_B) '$(CMD_A)' '$(CMD_B)'
+	@tools/vm/pair.sh $(call kver,$(KVER_A)) $(call kver,$(KVER_B)) '$(CMD_A)' '$(CMD_B)'
 
-run: deps
-	@$(MAKE) --no-print-directory vm KVER=$(KVER) \
+do-run:
+	@$(MAKE) --no-print-directory do-vm \
 		CMD='rdma link show; echo; $(B)/tools/mrrc info'
 
-check: deps
+do-check:
 	@tools/check.sh
+
+# Everything of `make check`, plus the two-VM suites and a longer fuzz run
+# on the debug kernel.
+do-check-full:
+	@MRRC_CHECK_FULL=1 tools/check.sh
 
 print-kvers:
 	@echo $(KVERS)
 
 BENCH ?= all
-bench: deps
+do-bench:
 	@$(MAKE) --no-print-directory -s all benches initramfs KVER=$(KVER)
 	@tools/bench/run.sh $(KVER) $(BENCH)
+
+# The ioctl fuzzer (tools/fuzz/), by default on the debug kernel.  Exits
+# non-zero on any finding: a splat, a leak, a hang, pinned pages left.
+SECONDS ?= 60
+SEED ?= 1
+FUZZ_KVER ?= debug
+do-fuzz:
+	@$(MAKE) --no-print-directory -s debug-kernel
+	@$(MAKE) --no-print-directory do-vm KVER=$(FUZZ_KVER) \
+		CMD='tools/fuzz/run.sh $(SECONDS) $(SEED) $(B)/fuzz'
+
+# Proves the README: a minimal Debian root made with debootstrap, a clone
+# of this repository's HEAD in it, and `make run` and `make check` there.
+check-fresh:
+	@tools/check-fresh.sh
 
 # ---- install --------------------------------------------------------------
 

@@ -12,6 +12,15 @@
 #            kernel, each TAP result counted, plus the dmesg scan; the
 #            remote selftests between two VMs (oldest and newest kernel,
 #            each way round)
+#   debug    the debug guest kernel (KASAN, KFENCE, lockdep, kmemleak,
+#            fault injection; tools/vm/debug-kernel.sh builds it once per
+#            machine): the single-VM selftests, the fault-injection sweep
+#            and a short seeded fuzz run.  With MRRC_CHECK_FULL=1 (make
+#            check-full) also the two-VM suites with the debug kernel on
+#            each side and a longer fuzz run.
+#
+# Every VM uses KVM where a guest boots under it, TCG otherwise
+# (tools/vm/accel.sh; VM_ACCEL=kvm|tcg forces one).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -180,6 +189,11 @@ for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/replay/mrrc-replay.1; do
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."
 done
 
+# One VM suite at a time on the machine: other users of the lock (make vm
+# under flock, tools/vm/pair-loop.sh) wait until the VM sections are done.
+exec 9> "${MRRC_VM_LOCK:-/tmp/mrrc-vm.lock}"
+flock 9
+echo "   (VMs run under $(tools/vm/accel.sh))"
 section "test VM"
 for k in $KVERS; do
 	out=$B/check/vm-$k
@@ -199,17 +213,11 @@ for k in $KVERS; do
 	echo "   ($k: VM run took $((t1 - t0)) s)"
 done
 
-# Two VMs, two kernels, two modules: the remote selftests each way round.
-section "two test VMs on a virtual link"
-ka=$(echo $KVERS | awk '{print $1}')
-kb=$(echo $KVERS | awk '{print $NF}')
-for pair in "$ka $kb" "$kb $ka"; do
-	set -- $pair
-	name="[$1 serves $2]"
-	out=$B/check/pair-$1-$2
+# Two VMs, two kernels, two modules: the remote selftests.
+pair_run() {	# pair_run KVER_A KVER_B: A serves, B runs the suite
+	local name="[$1 serves $2]" out=$B/check/pair-$1-$2 log=$L/pair-$1-$2.log st
 	mkdir -p "$out"
-	log=$L/pair-$1-$2.log
-	tools/vm/pair.sh "$1" "$2" \
+	VM_DMESG_DIR=$out tools/vm/pair.sh "$1" "$2" \
 		"build/selftests/mrrc_remote serve && rmmod mrrc" \
 		"build/selftests/mrrc_remote > $out/remote.tap 2>&1; st=\$?;
 		 cat $out/remote.tap; rmmod mrrc || st=1; exit \$st" > "$log" 2>&1
@@ -217,8 +225,57 @@ for pair in "$ka $kb" "$kb $ka"; do
 	tap "$name" "$out/remote.tap"
 	reported "$name mrrc_remote" "$out/remote.tap" "$log"
 	vm_status "$name" "$st" "$log" "both VMs: exit 0, rmmod, dmesg scans clean"
-	[ "$ka" = "$kb" ] && break
-done
+}
+section "two test VMs on a virtual link"
+ka=$(echo $KVERS | awk '{print $1}')
+kb=$(echo $KVERS | awk '{print $NF}')
+pair_run "$ka" "$kb"
+[ "$ka" = "$kb" ] || pair_run "$kb" "$ka"
+
+section "debug kernel lane"
+t0=$(date +%s)
+if ! kd=$(tools/vm/debug-kernel.sh 2> "$L/debug-kernel.log"); then
+	result FAIL "debug kernel build" "$L/debug-kernel.log"
+	kd=
+else
+	cat "$L/debug-kernel.log"
+	echo "   (debug kernel $kd ready after $(($(date +%s) - t0)) s)"
+fi
+if [ -n "$kd" ]; then
+	out=$B/check/vm-debug
+	log=$L/vm-debug.log
+	if ! make -s --no-print-directory all initramfs KVER="$kd" > "$log" 2>&1; then
+		result FAIL "[debug] build for the VM" "$log"
+	else
+		check "[debug] kmod W=1 build, no warnings" no_warnings \
+			sh -c "rm -rf $B/kmod/$kd && make -s module KVER=$kd"
+		t0=$(date +%s)
+		tools/vm/run.sh "$kd" "selftests/run.sh $out && build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1; st=\$?; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
+		st=$?
+		tap "[debug]" "$out"/*.tap
+		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth tools; do
+			reported "[debug] $p" "$out/$p.tap" "$log"
+		done
+		vm_status "[debug]" "$st" "$log" "VM run: exit 0, dmesg scan clean (KASAN, KFENCE, lockdep, kmemleak)"
+		echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)"
+		grep -h '^# fail_nth: total' "$out/mrrc_fail_nth.tap" 2>/dev/null | sed 's/^#/  /'
+
+		fz=${FUZZ_SECONDS:-60}
+		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600}
+		seed=${FUZZ_SEED:-1}
+		log=$L/fuzz-debug.log
+		t0=$(date +%s)
+		tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$log" 2>&1
+		vm_status "[debug] fuzz ${fz} s, seed $seed:" "$?" "$log" "no splat, leak, hang or pinned page"
+		grep -h 'fuzz: summary' "$log" | sed 's/^/   /'
+		echo "   (debug: fuzz took $(($(date +%s) - t0)) s)"
+
+		if [ -n "${MRRC_CHECK_FULL:-}" ]; then
+			pair_run "$kd" "$kb"
+			pair_run "$kb" "$kd"
+		fi
+	fi
+fi
 
 section "summary"
 end=$(date +%s)

@@ -4,20 +4,38 @@
 # harness and checkpatch.pl from linux-source-6.1 into build/.  Idempotent:
 # prints nothing and touches nothing when everything is already there.
 #
+# Linux 6.12 (the second supported guest kernel, and the source of the
+# debug guest kernel) comes from bookworm-backports; this script adds that
+# suite when it is missing.
+#
 # usage: deps.sh BUILD_DIR
 set -eu
 
 build=$1
 pkgs="gcc make pkg-config cpio xz-utils kmod iproute2 busybox-static
 qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
-rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev libcmocka-dev sparse
-valgrind dkms man-db python3-docutils gnuplot-nox"
+rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev
+libcmocka-dev sparse valgrind dkms man-db python3-docutils gnuplot-nox
+bc bison flex libelf-dev libssl-dev debootstrap git"
+# From bookworm-backports.
+bpo_pkgs="linux-source-6.12"
 
+installed() {
+	dpkg-query -W -f '${Status}\n' "$1" 2>/dev/null | grep -q 'ok installed'
+}
 missing=
 for p in $pkgs; do
-	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing="$missing $p"
+	installed "$p" || missing="$missing $p"
 done
+bpo_missing=
+for p in $bpo_pkgs; do
+	installed "$p" || bpo_missing="$bpo_missing $p"
+done
+ls /lib/modules/6.12.*/build/Makefile > /dev/null 2>&1 ||
+	bpo_missing="$bpo_missing linux-image-amd64 linux-headers-amd64"
+
+mkdir -p "$build"
+[ -n "$missing$bpo_missing" ] || missing_none=1
 
 apt_update() {
 	apt-get update -q > "$build/apt.log" 2>&1 || {
@@ -36,35 +54,27 @@ apt_install() {
 	}
 }
 
-mkdir -p "$build"
-updated=
-if [ -n "$missing" ]; then
-	echo "deps: installing$missing"
-	apt_update
-	updated=1
-	apt_install $missing
-	# Keep the 6.1 kernel when the backports metapackage replaces it.
-	apt-mark manual $(dpkg-query -W -f '${Package}\n' \
-		'linux-image-6.1.*' 'linux-headers-6.1.*' 2>/dev/null) \
-		> /dev/null 2>&1 || true
-fi
-
-# Linux 6.12 LTS from bookworm-backports, the second supported kernel.
-if ! ls /lib/modules/6.12.*/build/Makefile > /dev/null 2>&1; then
-	echo "deps: installing Linux 6.12 from bookworm-backports"
-	src=/etc/apt/sources.list.d/mrrc-bookworm-backports.sources
-	if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		cat > "$src" <<'SRC'
+if [ -z "${missing_none:-}" ]; then
+	if [ -n "$bpo_missing" ] &&
+	   ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		cat > /etc/apt/sources.list.d/mrrc-bookworm-backports.sources <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-		updated=
 	fi
-	[ -n "$updated" ] || apt_update
-	apt_install -t bookworm-backports linux-image-amd64 linux-headers-amd64
+	echo "deps: installing$missing${bpo_missing:+ (bookworm-backports:$bpo_missing)}"
+	apt_update
+	if [ -n "$missing" ]; then
+		apt_install $missing
+		# Keep the 6.1 kernel when the backports metapackage replaces it.
+		apt-mark manual $(dpkg-query -W -f '${Package}\n' \
+			'linux-image-6.1.*' 'linux-headers-6.1.*' 2>/dev/null) \
+			> /dev/null 2>&1 || true
+	fi
+	[ -z "$bpo_missing" ] || apt_install -t bookworm-backports $bpo_missing
 fi
 
 # The kselftest harness and checkpatch.pl, from Debian's kernel source.

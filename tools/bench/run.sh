@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `make bench [BENCH=name]`: run benchmarks in one fresh test VM.  Each
 # benchmark build/bench-bin/bench_<name> writes JSON lines to
-# build/bench/<name>.jsonl.  BENCH=all runs every one.
+# build/bench/<name>.jsonl.  BENCH=all runs every one.  Every line gets
+# "accel" (kvm or tcg, see tools/vm/accel.sh) and "kernel" (the guest
+# kernel release): where the figure was measured.
 #
 # usage: run.sh KVER NAME|all
 set -eu
@@ -27,7 +29,15 @@ for n in $names; do
 		echo \"bench: $n -> build/bench/$n.jsonl\" && cat build/bench/$n.jsonl &&"
 done
 export VM_MEM="${VM_MEM:-4G}"
-tools/vm/run.sh "$kver" "$cmd true"
+accel=$(tools/vm/accel.sh "$kver")
+st=0
+tools/vm/run.sh "$kver" "$cmd true" || st=$?
+for n in $names; do
+	f=build/bench/$n.jsonl
+	[ -f "$f" ] || continue
+	sed -i '/"accel":/!s/}$/,"accel":"'"$accel"'","kernel":"'"$kver"'"}/' "$f"
+done
+[ "$st" -eq 0 ] || exit "$st"
 # Figures are drawn on the host, where gnuplot is.
 case " $names " in
 *" trace "*) tools/bench/plot-trace.sh build/bench/trace.jsonl ;;

@@ -51,7 +51,8 @@ setup() {
 		ip link set veth1 up &&
 		rdma link add rxe0 type rxe netdev veth0 || return 1
 	fi
-	insmod "$MRRC_KO"
+	# shellcheck disable=SC2046 # one word per parameter
+	insmod "$MRRC_KO" $(echo "${MRRC_KO_PARAMS:-}" | tr ',' ' ')
 }
 
 if ! setup > "$run/setup.log" 2>&1; then
@@ -62,7 +63,7 @@ if ! setup > "$run/setup.log" 2>&1; then
 fi
 
 cd "$(cat "$run/cwd")" || finish 124
-export MRRC_KO MRRC_REPO MRRC_KVER MRRC_LINK_IP MRRC_LINK_PEER
+export MRRC_KO MRRC_REPO MRRC_KVER MRRC_ACCEL MRRC_LINK_IP MRRC_LINK_PEER
 sh -c "$(cat "$run/cmd")" < /dev/null
 status=$?
 

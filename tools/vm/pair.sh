@@ -12,7 +12,9 @@
 # is expected to finish on its own once CMD_B is done.
 #
 # usage: pair.sh KVER_A KVER_B CMD_A CMD_B
-# environment: VM_TIMEOUT (default 1200), VM_SMP (default 1), VM_MEM (1G)
+# environment: VM_TIMEOUT (default 1200), VM_SMP (default 1), VM_MEM (1G),
+#              VM_DMESG_DIR (keep each guest's kernel log there as a.dmesg
+#              and b.dmesg), VM_MODPARAMS (see run.sh)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +29,7 @@ vm() {	# vm NAME IP PEER MAC LOCAL REMOTE KVER CMD
 		VM_TIMEOUT=${VM_TIMEOUT:-1200} \
 		VM_LINK_IP=$2 VM_LINK_PEER=$3 VM_LINK_MAC=$4 \
 		VM_LINK_LOCAL=$5 VM_LINK_REMOTE=$6 \
+		VM_DMESG=${VM_DMESG_DIR:+$VM_DMESG_DIR/$1.dmesg} \
 			"$here/run.sh" "$7" "$8" 2>&1
 		echo $? > "$sock/$1.status"
 	} | sed -u "s/^/$1| /"

@@ -1,14 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# Run a command in a fresh test VM: Debian kernel $KVER under QEMU (TCG),
+# Run a command in a fresh test VM: kernel $KVER under QEMU (KVM where a
+# guest boots under it, else TCG: see accel.sh),
 # root = the host's / read-only over virtio-9p, the repository read-write at
 # the same path, rdma_rxe up as rxe0 and mrrc.ko loaded.  Exits with the
 # command's status, 125 if the kernel log shows a problem, 124 if the VM
 # failed or timed out.
 #
 # usage: run.sh KVER COMMAND...
-# environment: VM_TIMEOUT (seconds, default 1800), VM_MEM (default 2G),
-#              VM_SMP (default 2), VM_APPEND (extra kernel parameters);
+# environment: VM_ACCEL (kvm|tcg, default: probed by accel.sh),
+#              VM_TIMEOUT (seconds, default 1800), VM_MEM (default 2G),
+#              VM_SMP (default 2), VM_APPEND (extra kernel parameters),
+#              VM_DMESG (a file to keep the guest's kernel log in),
+#              VM_MODPARAMS (mrrc.ko parameters, comma-separated, e.g.
+#              ack_timeout=21,keepalive_ms=500);
 #              VM_LINK_LOCAL, VM_LINK_REMOTE (unix datagram socket paths),
 #              VM_LINK_IP, VM_LINK_PEER, VM_LINK_MAC: a virtio-net link to
 #              another VM (see pair.sh), with rxe0 on it instead of veth0
@@ -50,6 +55,20 @@ if [ -n "${VM_LINK_LOCAL:-}" ]; then
 	link_env="MRRC_LINK_IP=$VM_LINK_IP MRRC_LINK_PEER=$VM_LINK_PEER"
 fi
 
+accel=$("$repo/tools/vm/accel.sh" "$kver") || exit 124
+case $accel in
+kvm) cpu="-accel kvm -cpu host" ;;
+tcg-single) cpu="-accel tcg,thread=single -cpu max" ;;
+*) cpu="-accel tcg,thread=multi -cpu max" ;;
+esac
+
+# KFENCE wherever the kernel has it (Debian's 6.12 builds it in but off):
+# it catches use-after-free and out-of-bounds at almost no cost.
+kfence=
+if grep -qx 'CONFIG_KFENCE=y' "/boot/config-$kver" 2>/dev/null; then
+	kfence="kfence.sample_interval=10"
+fi
+
 mkdir -p "$build/vm"
 run=$(mktemp -d "$build/vm/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
@@ -63,15 +82,16 @@ pwd > "$run/cwd"
 # takes that patching off the test's timeline.
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
 	qemu-system-x86_64 -nographic -no-reboot -nic none \
-	-machine q35 -bios qboot.rom -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
+	-machine q35 -bios qboot.rom $cpu -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 ${VM_APPEND:-} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}${link_env:+ $link_env}" \
+	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 $kfence ${VM_APPEND:-} MRRC_ACCEL=$accel${VM_MODPARAMS:+ MRRC_KO_PARAMS=$VM_MODPARAMS} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}${link_env:+ $link_env}" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=repo,path="$repo",security_model=none,multidevs=remap \
 	-device virtio-9p-pci,fsdev=repo,mount_tag=repo $share_args $link_args \
 	< /dev/null | tr -d '\r' || true
 
+[ -z "${VM_DMESG:-}" ] || cp "$run/dmesg" "$VM_DMESG" 2> /dev/null || true
 if [ ! -s "$run/status" ]; then
 	echo "vm: no exit status from the guest (crash, panic or timeout)" >&2
 	exit 124
