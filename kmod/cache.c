@@ -46,6 +46,7 @@ static struct mrrc_cache_stats mrrc_retired;
 
 struct mrrc_handle {
 	unsigned int n;
+	bool op;		/* MRRC_REG_OP: an in-flight operation's */
 	struct mrrc_region *r[];
 };
 
@@ -587,7 +588,7 @@ static void mrrc_fill_seg(struct mrrc_seg *s, const struct mrrc_piece *p,
 
 static noinline int mrrc_handle_create(struct mrrc_cache *c,
 				       struct mrrc_piece *pieces,
-				       unsigned int n, u32 *id)
+				       unsigned int n, bool op, u32 *id)
 {
 	struct mrrc_handle *h;
 	unsigned int i;
@@ -597,6 +598,7 @@ static noinline int mrrc_handle_create(struct mrrc_cache *c,
 	if (!h)
 		return -ENOMEM;
 	h->n = n;
+	h->op = op;
 	for (i = 0; i < n; i++)
 		h->r[i] = pieces[i].r;
 	ret = xa_alloc(&c->handles, id, h, xa_limit_32b, GFP_KERNEL_ACCOUNT);
@@ -698,7 +700,8 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
 	out->handle = 0;
 	c->st.miss++;
 	if (!(flags & MRRC_REG_RELEASE)) {
-		ret = mrrc_handle_create(c, &p, 1, &out->handle);
+		ret = mrrc_handle_create(c, &p, 1, flags & MRRC_REG_OP,
+					 &out->handle);
 		if (!ret)
 			return 0;
 	}
@@ -832,7 +835,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	out->handle = 0;
 
 	if (!(flags & MRRC_REG_RELEASE))
-		ret = mrrc_handle_create(c, pieces, n, &out->handle);
+		ret = mrrc_handle_create(c, pieces, n, flags & MRRC_REG_OP,
+					 &out->handle);
 	if (ret || (flags & MRRC_REG_RELEASE))
 		for (i = 0; i < n; i++)
 			mrrc_region_put(c, pieces[i].r);
@@ -880,7 +884,7 @@ int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
 	if (ret)
 		goto out;
 	mrrc_fill_seg(seg, &p, 0, (u64)npages << PAGE_SHIFT);
-	ret = mrrc_handle_create(c, &p, 1, handle);
+	ret = mrrc_handle_create(c, &p, 1, false, handle);
 	if (ret)
 		mrrc_region_put(c, p.r);
 out:
@@ -888,30 +892,48 @@ out:
 	return ret;
 }
 
-/**
- * mrrc_cache_release() - drop a handle
- * @c: the cache
- * @id: handle from mrrc_cache_reg()
- *
- * Return: 0, or -ENOENT if @id names no handle.
- */
-int mrrc_cache_release(struct mrrc_cache *c, u32 id)
+static int __mrrc_cache_release(struct mrrc_cache *c, u32 id, bool op)
 {
 	struct mrrc_handle *h;
 	unsigned int i;
 
 	mutex_lock(&c->mutex);
-	h = xa_erase(&c->handles, id);
-	if (!h) {
+	h = xa_load(&c->handles, id);
+	if (!h || h->op != op) {
 		mutex_unlock(&c->mutex);
 		return -ENOENT;
 	}
+	xa_erase(&c->handles, id);
 	for (i = 0; i < h->n; i++)
 		mrrc_region_put(c, h->r[i]);
 	c->st.handles--;
 	mutex_unlock(&c->mutex);
 	kfree(h);
 	return 0;
+}
+
+/**
+ * mrrc_cache_release() - drop a handle
+ * @c: the cache
+ * @id: handle from mrrc_cache_reg()
+ *
+ * Return: 0, or -ENOENT if @id names no handle (an operation's handle,
+ * see MRRC_REG_OP, counts as none).
+ */
+int mrrc_cache_release(struct mrrc_cache *c, u32 id)
+{
+	return __mrrc_cache_release(c, id, false);
+}
+
+/**
+ * mrrc_cache_release_op() - drop an in-flight operation's handle
+ * @c: the cache
+ * @id: handle from mrrc_cache_reg() with MRRC_REG_OP or from
+ *	mrrc_cache_handle_ref()
+ */
+void mrrc_cache_release_op(struct mrrc_cache *c, u32 id)
+{
+	WARN_ON_ONCE(__mrrc_cache_release(c, id, true));
 }
 
 /**
@@ -926,9 +948,11 @@ int mrrc_cache_release(struct mrrc_cache *c, u32 id)
  * @out: the new handle and the number of segments
  *
  * For operations that name memory by handle: the new handle keeps the
- * regions alive while the operation runs, whatever happens to @id.
+ * regions alive while the operation runs, whatever happens to @id.  It is
+ * an operation's handle (MRRC_REG_OP): only mrrc_cache_release_op() drops
+ * it.
  *
- * Return: 0; -ENOENT if @id names no handle; -EINVAL if the range is empty
+ * Return: 0; -ENOENT if @id names no handle (or an operation's); -EINVAL if the range is empty
  * or not inside the handle, or a region lacks @access; -ESTALE if the
  * memory under a region changed since it was registered; -EOVERFLOW when
  * @room is too small; -ENOMEM.
@@ -951,7 +975,7 @@ int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 
 	mutex_lock(&c->mutex);
 	h = xa_load(&c->handles, id);
-	if (!h) {
+	if (!h || h->op) {
 		ret = -ENOENT;
 		goto out;
 	}
@@ -987,7 +1011,7 @@ int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 		mrrc_region_get(c, pieces[i].r);
 		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
 	}
-	ret = mrrc_handle_create(c, pieces, n, &out->handle);
+	ret = mrrc_handle_create(c, pieces, n, true, &out->handle);
 	if (ret) {
 		for (i = 0; i < n; i++)
 			mrrc_region_put(c, pieces[i].r);

@@ -40,6 +40,14 @@
  * whose pieces were cached separately still goes out.
  */
 #define MRRC_REG_WHOLE		BIT(31)
+/*
+ * Kernel-only: the handle pins memory for one in-flight operation.  It is
+ * invisible to user-facing calls (RELEASE, a POST naming it, the exported
+ * release), so a caller that guesses its number can neither drop the
+ * regions under a running transfer nor borrow them; only
+ * mrrc_cache_release_op() drops it.
+ */
+#define MRRC_REG_OP		BIT(30)
 
 struct mrrc_cache;
 
@@ -230,6 +238,7 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   u32 flags, struct mrrc_seg *segs, u32 room,
 		   struct mrrc_reg_out *out);
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
+void mrrc_cache_release_op(struct mrrc_cache *c, u32 handle);
 int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 			  u32 access, struct mrrc_seg *segs, u32 room,
 			  struct mrrc_reg_out *out);

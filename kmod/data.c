@@ -938,13 +938,14 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 					    access, segs, MRRC_OP_SGE, &out);
 	else
 		ret = mrrc_cache_reg(c, wr->addr, wr->len, access,
-				     MRRC_REG_WHOLE, segs, MRRC_OP_SGE, &out);
+				     MRRC_REG_WHOLE | MRRC_REG_OP, segs,
+				     MRRC_OP_SGE, &out);
 	if (ret)
 		return ret;
 
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op) {
-		mrrc_cache_release(c, out.handle);
+		mrrc_cache_release_op(c, out.handle);
 		return -ENOMEM;
 	}
 	op->handle = out.handle;
@@ -984,7 +985,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		spin_unlock_bh(&conn->lock);
 		mrrc_conn_put(conn);
 		kfree(op);
-		mrrc_cache_release(c, out.handle);
+		mrrc_cache_release_op(c, out.handle);
 		return -ENOTCONN;
 	}
 	conn->nops++;
@@ -1084,7 +1085,7 @@ static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
 		if (op->has_timer)
 			del_timer_sync(&op->timer);
 		if (op->handle && c)
-			mrrc_cache_release(c, op->handle);
+			mrrc_cache_release_op(c, op->handle);
 		spin_lock_bh(&conn->lock);
 		conn->nops--;
 		spin_unlock_bh(&conn->lock);

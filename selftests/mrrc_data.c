@@ -702,6 +702,44 @@ TEST_F(data, operations_by_handle)
 	mrrc_release(self->p.sfd, &sh_, 1);
 }
 
+/*
+ * An operation in flight holds its memory through a handle of its own.
+ * The caller cannot name it: not to release it (which would drop the
+ * regions under a running transfer, and later release somebody else's
+ * handle with the same number), not to post with it.
+ */
+TEST_F(data, operation_handles_are_not_the_callers)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 4096, 1);
+	struct mrrc_cache_stats st;
+	struct mrrc_cqe c;
+	uint32_t h;
+
+	w.tag = 5;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st));
+	ASSERT_EQ(1, st.handles);
+	for (h = 1; h <= 64; h++) {
+		struct mrrc_wr u = wr(self->p.cconn, MRRC_OP_WRITE,
+				      self->cbuf, 64, 2);
+
+		EXPECT_EQ(-ENOENT, mrrc_release(self->p.cfd, &h, 1));
+		u.flags = MRRC_WR_HANDLE;
+		u.handle = h;
+		u.remote_addr = (uintptr_t)self->sbuf;
+		u.rkey = 1;
+		EXPECT_EQ(-ENOENT, post1(self->p.cfd, u));
+	}
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st));
+	EXPECT_EQ(1, st.handles);
+	/* The operation still completes, and gives its handle back. */
+	ASSERT_EQ(0, mrrc_cancel(self->p.cfd, self->p.cconn, MRRC_OP_CRW, 5));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-ECANCELED, c.status);
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st));
+	EXPECT_EQ(0, st.handles);
+}
+
 TEST_F(data, queue_full_gives_eagain_and_loses_nothing)
 {
 	struct mrrc_wr *w = calloc(MRRC_CONN_MAX_OPS + 1, sizeof(*w));
