@@ -286,7 +286,8 @@ static struct mrrc_frwr_mr *mrrc_frwr_mr_alloc(struct mrrc_frwr *f,
 
 static void mrrc_frwr_mr_free(struct mrrc_frwr *f, struct mrrc_frwr_mr *fm)
 {
-	ib_dereg_mr(fm->mr);
+	if (fm->mr)
+		ib_dereg_mr(fm->mr);
 	kfree(fm);
 	f->st.mr_frees++;
 }
@@ -754,6 +755,15 @@ static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 	for (i = 0; i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
 
+		/*
+		 * A broken chain may have left this rkey valid: a peer could
+		 * still write through it.  Destroy the MR before its pages
+		 * are unmapped and unpinned, never after.
+		 */
+		if (broken) {
+			ib_dereg_mr(fm->mr);
+			fm->mr = NULL;
+		}
 		ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents,
 				DMA_BIDIRECTIONAL);
 		sg_free_table(&fm->sgt);
