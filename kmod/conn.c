@@ -664,8 +664,12 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 				conn->state = MRRC_CS_CONNECTING;
 				spin_unlock_bh(&conn->lock);
 			} else {
-				/* rdma_accept() has rejected the request. */
-				mrrc_data_flush(conn, ret);
+				/*
+				 * rdma_accept() has rejected the request;
+				 * the ioctl returns why, operations held
+				 * complete as for any refused connection.
+				 */
+				mrrc_data_flush(conn, -ECONNABORTED);
 			}
 		} else {
 			ret = rdma_reject(conn->cm_id, NULL, 0,
