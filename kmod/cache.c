@@ -761,15 +761,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 
 	/* One tree walk in the common case; a second only to fill a bigger array. */
 	n = mrrc_plan(root, s, l, small, ARRAY_SIZE(small), &ncached);
-	if (n > ARRAY_SIZE(small)) {
-		pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
-		if (!pieces) {
-			ret = -ENOMEM;
-			goto out_unlock;
-		}
-		mrrc_plan(root, s, l, pieces, n, &ncached);
-	}
 	if (n > room) {
+		/* Before any allocation: n is the caller's to make huge. */
 		if ((flags & MRRC_REG_WHOLE) && room) {
 			c->st.whole_ranges++;
 			ret = mrrc_reg_uncached(c, s, l, addr, len, access,
@@ -777,7 +770,15 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		} else {
 			ret = -EOVERFLOW;
 		}
-		goto out_free;
+		goto out_unlock;
+	}
+	if (n > ARRAY_SIZE(small)) {
+		pieces = kmalloc_array(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
+		if (!pieces) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		mrrc_plan(root, s, l, pieces, n, &ncached);
 	}
 	ngaps = n - ncached;
 
@@ -873,6 +874,8 @@ int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
 
 	if (!npages || c->mm || access & ~MRRC_ACCESS_ALL)
 		return -EINVAL;
+	if (npages > MRRC_MAX_CACHE_PAGES)
+		return -E2BIG;
 	mutex_lock(&c->mutex);
 	if (c->reg != &mrrc_registrar_fast) {
 		ret = -EINVAL;

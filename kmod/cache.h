@@ -103,8 +103,9 @@ struct mrrc_region {
 /*
  * Upper bound of a cache's capacity, and so of one region, in pages:
  * 2^28 pages (1 TiB with 4 KiB pages).  Page counts of a region then fit
- * an unsigned int everywhere below the cache (MR pools, scatterlists),
- * and a region's page array stays below kvmalloc()'s INT_MAX bytes.
+ * an unsigned int everywhere below the cache (MR pools, scatterlists).
+ * A page array that large (2 GiB) is past kvmalloc()'s INT_MAX bytes and
+ * fails with -ENOMEM; page arrays are allocated with __GFP_NOWARN.
  */
 #define MRRC_MAX_CACHE_PAGES	BIT(28)
 

@@ -149,8 +149,10 @@ static noinline int mrrc_conn_create_qp(struct mrrc_conn *conn,
 	int ret;
 
 	conn->ibdev = id->device;
-	conn->cq = ib_alloc_cq(id->device, conn, MRRC_SQ_DEPTH + MRRC_RX_DEPTH,
-			       0, IB_POLL_SOFTIRQ);
+	/* One more of each for ib_drain_qp()'s own work requests. */
+	conn->cq = ib_alloc_cq(id->device, conn,
+			       MRRC_SQ_DEPTH + MRRC_RX_DEPTH + 2, 0,
+			       IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -159,8 +161,8 @@ static noinline int mrrc_conn_create_qp(struct mrrc_conn *conn,
 
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.cap.max_send_wr = MRRC_SQ_DEPTH;
-	attr.cap.max_recv_wr = MRRC_RX_DEPTH;
+	attr.cap.max_send_wr = MRRC_SQ_DEPTH + 1;
+	attr.cap.max_recv_wr = MRRC_RX_DEPTH + 1;
 	attr.cap.max_send_sge = MRRC_OP_SGE;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -665,8 +667,7 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 				spin_unlock_bh(&conn->lock);
 			} else {
 				/*
-				 * rdma_accept() has rejected the request;
-				 * the ioctl returns why, operations held
+				 * The ioctl returns why; operations held
 				 * complete as for any refused connection.
 				 */
 				mrrc_data_flush(conn, -ECONNABORTED);

@@ -220,7 +220,7 @@ int mrrc_data_init(struct mrrc_conn *conn)
 	conn->unsig_cqe.done = mrrc_unsig_done;
 	conn->ka_cqe.done = mrrc_ka_done;
 	conn->credits = MRRC_RX_DEPTH;
-	conn->sq_free = MRRC_SQ_DEPTH;
+	conn->sq_free = mrrc_send_window;
 
 	for (i = 0; i < MRRC_RX_DEPTH; i++) {
 		struct mrrc_rx *rx = &conn->rx[i];

@@ -668,6 +668,14 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	rw.access = mrrc_ib_access(r->access);
 	f->st.reg_wrs++;
 	ret = mrrc_frwr_post_wait(f, &rw.wr, &w);
+	if (ret == -EIO) {
+		/*
+		 * The REG_MR failed on the wire: its rkey may be valid.  The
+		 * MR goes before the pages are given back, never after.
+		 */
+		ib_dereg_mr(fm->mr);
+		fm->mr = NULL;
+	}
 	if (ret)
 		goto err_unmap;
 	return 0;
@@ -715,8 +723,8 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 
 	ret = mrrc_frwr_map(c, r, fm);
 	if (ret) {
-		/* The MR's state is unknown only if a work request failed. */
-		mrrc_frwr_put(c->frwr, fm, ret == -EIO);
+		/* A failed REG_MR has destroyed the MR already. */
+		mrrc_frwr_put(c->frwr, fm, !fm->mr);
 		return ret;
 	}
 	r->mr = fm->mr;

@@ -8,6 +8,7 @@
 #include <linux/moduleparam.h>
 
 #include "mrrc.h"
+#include "conn.h"
 
 /* Device list: protected by mrrc_devices_lock, see mrrc.h for the order. */
 DEFINE_MUTEX(mrrc_devices_lock);
@@ -39,6 +40,11 @@ module_param_named(ack_timeout, mrrc_ack_timeout, uint, 0444);
 MODULE_PARM_DESC(ack_timeout,
 		 "RC local ACK timeout of connections, 4.096 us * 2^value, retried 6 times; 0 = rdma_cm's default, 1..31 (default 18, about 1.07 s)");
 
+uint mrrc_send_window = MRRC_SQ_DEPTH;
+module_param_named(send_window, mrrc_send_window, uint, 0444);
+MODULE_PARM_DESC(send_window,
+		 "most work requests a connection has outstanding on the wire, 32..1024 (default 1024)");
+
 static int __init mrrc_init(void)
 {
 	int ret;
@@ -50,6 +56,11 @@ static int __init mrrc_init(void)
 	}
 	if (mrrc_ack_timeout > 31) {
 		pr_err("mrrc: ack_timeout %u: must be 0..31\n", mrrc_ack_timeout);
+		return -EINVAL;
+	}
+	if (mrrc_send_window < 32 || mrrc_send_window > MRRC_SQ_DEPTH) {
+		pr_err("mrrc: send_window %u: must be 32..%u\n",
+		       mrrc_send_window, MRRC_SQ_DEPTH);
 		return -EINVAL;
 	}
 

@@ -103,6 +103,7 @@ extern ulong mrrc_default_max_pages;
 extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
 extern uint mrrc_ack_timeout;
+extern uint mrrc_send_window;
 
 /* device.c */
 int mrrc_client_register(void);

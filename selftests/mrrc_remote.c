@@ -29,7 +29,7 @@
 #include "kselftest_harness.h"
 #include "mrrc_test.h"
 
-/* Two emulated machines: give every test five minutes, not thirty seconds. */
+/* Two emulated machines: give every test five minutes. */
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
 

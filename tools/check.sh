@@ -20,7 +20,7 @@
 #            each side and a longer fuzz run.
 #
 # Every VM uses KVM where a guest boots under it, TCG otherwise
-# (tools/vm/accel.sh; VM_ACCEL=kvm|tcg forces one).
+# (tools/vm/accel.sh; VM_ACCEL=kvm|tcg|tcg-single forces one).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -195,22 +195,31 @@ exec 9> "${MRRC_VM_LOCK:-/tmp/mrrc-vm.lock}"
 flock 9
 echo "   (VMs run under $(tools/vm/accel.sh))"
 section "test VM"
+# Each VM is one emulation thread under tcg-single, so the kernels' VMs
+# run side by side, one per core.
+vms=
 for k in $KVERS; do
-	out=$B/check/vm-$k
-	t0=$(date +%s)
 	if ! make -s --no-print-directory all initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
 		result FAIL "[$k] build for the VM" "$L/vm-$k.log"
 		continue
 	fi
-	tools/vm/run.sh "$k" "selftests/run.sh $out" >> "$L/vm-$k.log" 2>&1
-	st=$?
+	vms="$vms $k"
+done
+t0=$(date +%s)
+for k in $vms; do
+	out=$B/check/vm-$k
+	( tools/vm/run.sh "$k" "selftests/run.sh $out" >> "$L/vm-$k.log" 2>&1
+	  echo $? > "$L/vm-$k.status"; echo "   ($k: VM run took $(($(date +%s) - t0)) s)" ) &
+done
+wait
+for k in $vms; do
+	out=$B/check/vm-$k
 	tap "[$k]" "$out"/*.tap
 	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools; do
 		reported "[$k] $p" "$out/$p.tap" "$L/vm-$k.log"
 	done
-	vm_status "[$k]" "$st" "$L/vm-$k.log" "VM run: exit 0, dmesg scan clean"
-	t1=$(date +%s)
-	echo "   ($k: VM run took $((t1 - t0)) s)"
+	vm_status "[$k]" "$(cat "$L/vm-$k.status" 2>/dev/null || echo 124)" \
+		"$L/vm-$k.log" "VM run: exit 0, dmesg scan clean"
 done
 
 # Two VMs, two kernels, two modules: the remote selftests.
@@ -249,26 +258,31 @@ if [ -n "$kd" ]; then
 	else
 		check "[debug] kmod W=1 build, no warnings" no_warnings \
 			sh -c "rm -rf $B/kmod/$kd && make -s module KVER=$kd"
+		# The selftests with the fault-injection sweep, and the fuzzer,
+		# in two VMs side by side.
+		fz=${FUZZ_SECONDS:-60}
+		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600}
+		seed=${FUZZ_SEED:-1}
+		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
-		tools/vm/run.sh "$kd" "selftests/run.sh $out && build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1; st=\$?; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
-		st=$?
+		( tools/vm/run.sh "$kd" "selftests/run.sh $out && build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1; st=\$?; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
+		  echo $? > "$L/vm-debug.status"
+		  echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)" ) &
+		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$flog" 2>&1
+		  echo $? > "$L/fuzz-debug.status"
+		  echo "   (debug: fuzz took $(($(date +%s) - t0)) s)" ) &
+		wait
 		tap "[debug]" "$out"/*.tap
 		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth tools; do
 			reported "[debug] $p" "$out/$p.tap" "$log"
 		done
-		vm_status "[debug]" "$st" "$log" "VM run: exit 0, dmesg scan clean (KASAN, KFENCE, lockdep, kmemleak)"
-		echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)"
+		vm_status "[debug]" "$(cat "$L/vm-debug.status" 2>/dev/null || echo 124)" \
+			"$log" "VM run: exit 0, dmesg scan clean (KASAN, KFENCE, lockdep, kmemleak)"
 		grep -h '^# fail_nth: total' "$out/mrrc_fail_nth.tap" 2>/dev/null | sed 's/^#/  /'
-
-		fz=${FUZZ_SECONDS:-60}
-		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600}
-		seed=${FUZZ_SEED:-1}
-		log=$L/fuzz-debug.log
-		t0=$(date +%s)
-		tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$log" 2>&1
-		vm_status "[debug] fuzz ${fz} s, seed $seed:" "$?" "$log" "no splat, leak, hang or pinned page"
-		grep -h 'fuzz: summary' "$log" | sed 's/^/   /'
-		echo "   (debug: fuzz took $(($(date +%s) - t0)) s)"
+		vm_status "[debug] fuzz ${fz} s, seed $seed:" \
+			"$(cat "$L/fuzz-debug.status" 2>/dev/null || echo 124)" \
+			"$flog" "no splat, leak, hang or pinned page"
+		grep -h 'fuzz: summary' "$flog" | sed 's/^/   /'
 
 		if [ -n "${MRRC_CHECK_FULL:-}" ]; then
 			pair_run "$kd" "$kb"

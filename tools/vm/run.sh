@@ -10,7 +10,7 @@
 # usage: run.sh KVER COMMAND...
 # environment: VM_ACCEL (kvm|tcg, default: probed by accel.sh),
 #              VM_TIMEOUT (seconds, default 1800), VM_MEM (default 2G),
-#              VM_SMP (default 2), VM_APPEND (extra kernel parameters),
+#              VM_SMP (default 2; 1 under tcg-single), VM_APPEND (extra kernel parameters),
 #              VM_DMESG (a file to keep the guest's kernel log in),
 #              VM_MODPARAMS (mrrc.ko parameters, comma-separated, e.g.
 #              ack_timeout=21,keepalive_ms=500);
@@ -56,9 +56,15 @@ if [ -n "${VM_LINK_LOCAL:-}" ]; then
 fi
 
 accel=$("$repo/tools/vm/accel.sh" "$kver") || exit 124
+smp=${VM_SMP:-2}
 case $accel in
 kvm) cpu="-accel kvm -cpu host" ;;
-tcg-single) cpu="-accel tcg,thread=single -cpu max" ;;
+tcg-single)
+	# One emulation thread runs the vCPUs in turn, each until it is
+	# kicked (100 ms): a vCPU spinning on a lock or a completion the
+	# other should deliver burns its whole turn.  One vCPU avoids that.
+	cpu="-accel tcg,thread=single -cpu max"
+	smp=${VM_SMP:-1} ;;
 *) cpu="-accel tcg,thread=multi -cpu max" ;;
 esac
 
@@ -82,7 +88,7 @@ pwd > "$run/cwd"
 # takes that patching off the test's timeline.
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
 	qemu-system-x86_64 -nographic -no-reboot -nic none \
-	-machine q35 -bios qboot.rom $cpu -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}" \
+	-machine q35 -bios qboot.rom $cpu -smp "$smp" -m "${VM_MEM:-2G}" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=3 edd=off tsc=unstable panic=-1 $kfence ${VM_APPEND:-} MRRC_ACCEL=$accel${VM_MODPARAMS:+ MRRC_KO_PARAMS=$VM_MODPARAMS} MRRC_REPO=$repo MRRC_RUN=$run MRRC_KO=$ko MRRC_KVER=$kver${share_args:+ MRRC_SHARED=$shared}${link_env:+ $link_env}" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
