@@ -63,9 +63,9 @@ tcg-single)
 	# One emulation thread runs the vCPUs in turn, each until it is
 	# kicked (100 ms): a vCPU spinning on a lock or a completion the
 	# other should deliver burns its whole turn.  One vCPU avoids that.
-	cpu="-accel tcg,thread=single -cpu max"
+	cpu="-accel tcg,thread=single -cpu max,la57=off"
 	smp=${VM_SMP:-1} ;;
-*) cpu="-accel tcg,thread=multi -cpu max" ;;
+*) cpu="-accel tcg,thread=multi -cpu max,la57=off" ;;
 esac
 
 # KFENCE wherever the kernel has it (Debian's 6.12 builds it in but off):
