@@ -10,6 +10,8 @@
 #
 # environment: FRESH_ROOT (default /var/tmp/mrrc-fresh; wiped first),
 #              FRESH_MIRROR (default http://deb.debian.org/debian),
+#              FRESH_SECURITY_MIRROR (default: FRESH_MIRROR's host,
+#              debian-security),
 #              FRESH_KEEP=1 keeps the root afterwards for inspection.
 # Logs: build/check-fresh/{debootstrap,run,check}.log
 set -u
@@ -59,6 +61,14 @@ for m in /proc /sys /dev /dev/pts; do
 	mounts="$m $mounts"
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2> /dev/null
+# The suites a Debian 12 installation has: debootstrap writes only the
+# release itself.
+sec=${FRESH_SECURITY_MIRROR:-${mirror%/debian}/debian-security}
+cat > "$root/etc/apt/sources.list" <<EOF2
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb $sec bookworm-security main
+EOF2
 
 git -C "$top" rev-parse HEAD > "$logs/commit"
 step clone git clone -q "$top" "$root/src/mrrc"
