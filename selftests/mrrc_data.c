@@ -18,7 +18,6 @@
 #include "kselftest_harness.h"
 #include "mrrc_test.h"
 
-#define VM_ADDR		"10.211.0.1"
 #define TMO_MS		20000
 #define MiB		(1024 * 1024)
 
@@ -31,17 +30,6 @@ static uint16_t next_port(void)
 	if (!port)
 		port = 20000 + (getpid() % 20000);
 	return port++;
-}
-
-static struct sockaddr_in vm_addr(uint16_t port)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-	};
-
-	inet_pton(AF_INET, VM_ADDR, &sin.sin_addr);
-	return sin;
 }
 
 struct pair {

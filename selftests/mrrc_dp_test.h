@@ -7,7 +7,9 @@
 #ifndef MRRC_DP_TEST_H
 #define MRRC_DP_TEST_H
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -64,6 +66,20 @@ static inline struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t le
 static inline int post1(int fd, struct mrrc_wr w)
 {
 	return mrrc_post(fd, &w, 1, NULL);
+}
+
+/* The test VM's own address (tools/vm/guest.sh) and a port on it. */
+#define VM_ADDR		"10.211.0.1"
+
+static inline struct sockaddr_in vm_addr(uint16_t port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+
+	inet_pton(AF_INET, VM_ADDR, &sin.sin_addr);
+	return sin;
 }
 
 /* Wait for connection event @ev on @fd; returns its cqe's conn or -err. */

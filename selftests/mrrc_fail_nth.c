@@ -96,7 +96,6 @@
 #include "kselftest_harness.h"
 #include "mrrc_test.h"
 
-#define VM_ADDR		"10.211.0.1"
 #define TMO_MS		20000
 
 #include "mrrc_dp_test.h"
@@ -394,17 +393,6 @@ static bool space_disarm(void)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static struct sockaddr_in vm_addr(uint16_t port)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-	};
-
-	inet_pton(AF_INET, VM_ADDR, &sin.sin_addr);
-	return sin;
-}
-
 static int ctx_open(uint32_t mode, uint32_t policy)
 {
 	struct mrrc_cache_config cfg = {
@@ -531,6 +519,8 @@ static int wait_ev(int fd, int want, struct mrrc_cqe *bad)
 #define UNTOUCHED	1
 #define NWR	8
 
+struct two_sided;
+
 FIXTURE(fail) {
 	int nth;		/* /proc/thread-self/fail-nth */
 	int ctx0;		/* contexts, pinned pages and PDs at setup */
@@ -558,6 +548,7 @@ FIXTURE(fail) {
 	/* close: the context that is closed, and its peer's connections */
 	uint32_t pc1, pc2;
 	unsigned int silent;	/* closes the peer did not hear about */
+	const struct two_sided *ts;	/* post_recv … post_crw */
 	/* this sweep, and where it is */
 	const char *cur;
 	unsigned int n;
@@ -1844,126 +1835,94 @@ static void flush_both(struct __test_metadata *_metadata,
 	ASSERT_LE(0, mrrc_flush(self->sfd));
 }
 
-static int recv_op(FIXTURE_DATA(fail) *self)
-{
-	struct mrrc_wr w = recv_wr(self);
+/*
+ * A two-sided pair: the server's half (RECV or STCRW) and the client's
+ * (SEND or CRW).  The operation under test is one half; the other is
+ * posted before it (the server's) or after it (the client's).
+ */
+struct two_sided {
+	struct mrrc_wr (*rx)(FIXTURE_DATA(fail) *self);
+	struct mrrc_wr (*tx)(FIXTURE_DATA(fail) *self);
+	bool op_is_tx;
+};
 
-	return post_raw(self->sfd, &w, 1, &self->done);
+static void ts_prep(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(fail) *self)
+{
+	flush_both(_metadata, self);
+	if (self->ts->op_is_tx)
+		ASSERT_EQ(0, post1(self->sfd, self->ts->rx(self)));
 }
 
-static void recv_undo(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(fail) *self, int ret)
+static int ts_post(FIXTURE_DATA(fail) *self, bool raw)
+{
+	const struct two_sided *ts = self->ts;
+	struct mrrc_wr w = ts->op_is_tx ? ts->tx(self) : ts->rx(self);
+	int fd = ts->op_is_tx ? self->cfd : self->sfd;
+
+	return raw ? post_raw(fd, &w, 1, &self->done) : post1(fd, w);
+}
+
+static int ts_op(FIXTURE_DATA(fail) *self)
+{
+	return ts_post(self, true);
+}
+
+static void ts_undo(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(fail) *self, int ret)
 {
 	if (ret)
-		ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
-	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
+		ASSERT_EQ(0, ts_post(self, false));
+	if (!self->ts->op_is_tx)
+		ASSERT_EQ(0, post1(self->cfd, self->ts->tx(self)));
 	two_sided_done(_metadata, self);
+}
+
+static void ts_sweep(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(fail) *self, const char *name,
+		     const struct two_sided *ts)
+{
+	const struct sweep s = {
+		.name = name, .alloc_errs = E_NOMEM, .func_errs = E_REG,
+		.prep = ts_prep, .op = ts_op, .undo = ts_undo,
+	};
+
+	self->ts = ts;
+	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
 }
 
 TEST_F_TIMEOUT(fail, post_recv, SWEEP_TIMEOUT)
 {
-	const struct sweep s = {
-		.name = "post_recv", .alloc_errs = E_NOMEM, .func_errs = E_REG,
-		.prep = flush_both, .op = recv_op, .undo = recv_undo,
-	};
+	static const struct two_sided ts = { recv_wr, send_wr, false };
 
 	FI_REQUIRE();
-	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
-}
-
-static void send_prep(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(fail) *self)
-{
-	flush_both(_metadata, self);
-	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
-}
-
-static int send_op(FIXTURE_DATA(fail) *self)
-{
-	struct mrrc_wr w = send_wr(self);
-
-	return post_raw(self->cfd, &w, 1, &self->done);
-}
-
-static void send_undo(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(fail) *self, int ret)
-{
-	if (ret)
-		ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
-	two_sided_done(_metadata, self);
+	ts_sweep(_metadata, self, "post_recv", &ts);
 }
 
 TEST_F_TIMEOUT(fail, post_send, SWEEP_TIMEOUT)
 {
-	const struct sweep s = {
-		.name = "post_send", .alloc_errs = E_NOMEM, .func_errs = E_REG,
-		.prep = send_prep, .op = send_op, .undo = send_undo,
-	};
+	static const struct two_sided ts = { recv_wr, send_wr, true };
 
 	FI_REQUIRE();
-	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
-}
-
-static int stcrw_op(FIXTURE_DATA(fail) *self)
-{
-	struct mrrc_wr w = stcrw_wr(self);
-
-	return post_raw(self->sfd, &w, 1, &self->done);
-}
-
-static void stcrw_undo(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(fail) *self, int ret)
-{
-	if (ret)
-		ASSERT_EQ(0, post1(self->sfd, stcrw_wr(self)));
-	ASSERT_EQ(0, post1(self->cfd, crw_wr(self)));
-	two_sided_done(_metadata, self);
+	ts_sweep(_metadata, self, "post_send", &ts);
 }
 
 TEST_F_TIMEOUT(fail, post_stcrw, SWEEP_TIMEOUT)
 {
-	const struct sweep s = {
-		.name = "post_stcrw", .alloc_errs = E_NOMEM, .func_errs = E_REG,
-		.prep = flush_both, .op = stcrw_op, .undo = stcrw_undo,
-	};
+	static const struct two_sided ts = { stcrw_wr, crw_wr, false };
 
 	FI_REQUIRE();
 	self->tag = 1000;
-	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
-}
-
-static void crw_prep(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(fail) *self)
-{
-	flush_both(_metadata, self);
-	ASSERT_EQ(0, post1(self->sfd, stcrw_wr(self)));
-}
-
-static int crw_op(FIXTURE_DATA(fail) *self)
-{
-	struct mrrc_wr w = crw_wr(self);
-
-	return post_raw(self->cfd, &w, 1, &self->done);
-}
-
-static void crw_undo(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(fail) *self, int ret)
-{
-	if (ret)
-		ASSERT_EQ(0, post1(self->cfd, crw_wr(self)));
-	two_sided_done(_metadata, self);
+	ts_sweep(_metadata, self, "post_stcrw", &ts);
 }
 
 TEST_F_TIMEOUT(fail, post_crw, SWEEP_TIMEOUT)
 {
-	const struct sweep s = {
-		.name = "post_crw", .alloc_errs = E_NOMEM, .func_errs = E_REG,
-		.prep = crw_prep, .op = crw_op, .undo = crw_undo,
-	};
+	static const struct two_sided ts = { stcrw_wr, crw_wr, true };
 
 	FI_REQUIRE();
 	self->tag = 2000;
-	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
+	ts_sweep(_metadata, self, "post_crw", &ts);
 }
 
 /*
