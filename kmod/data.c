@@ -542,16 +542,22 @@ static int mrrc_post_one_sided(struct mrrc_conn *conn, struct mrrc_op *op)
 static int mrrc_op_try_post(struct mrrc_conn *conn, struct mrrc_op *op)
 {
 	struct mrrc_rx *peer;
+	int ret;
 
 	switch (op->opcode) {
 	case MRRC_OP_SEND:
 		if (list_empty(&conn->adv))
 			return -EAGAIN;
 		peer = list_first_entry(&conn->adv, struct mrrc_rx, node);
-		if (mrrc_post_into_peer(conn, op, peer) == -EAGAIN)
-			return -EAGAIN;
-		list_del_init(&peer->node);
-		return 0;
+		ret = mrrc_post_into_peer(conn, op, peer);
+		/*
+		 * On success the advertisement is used up; on an error the
+		 * operation fails (the caller completes it) and the
+		 * connection goes down with the advertisement still listed.
+		 */
+		if (!ret)
+			list_del_init(&peer->node);
+		return ret;
 	case MRRC_OP_CRW:
 		return mrrc_post_into_peer(conn, op, op->peer);
 	default:
@@ -687,7 +693,18 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 		mrrc_rx_repost(conn, rx);
 		return;
 	}
-	conn->credits += le16_to_cpu(m->credits);
+	/*
+	 * The peer has MRRC_RX_DEPTH receive buffers: more credits than that
+	 * is a lie, and believing it would overrun the peer (RNR retries for
+	 * ever).  Never hold more.
+	 */
+	if (conn->credits + le16_to_cpu(m->credits) > MRRC_RX_DEPTH) {
+		pr_warn_ratelimited("mrrc: conn %u: peer granted credits it does not have\n",
+				    conn->id);
+		conn->credits = MRRC_RX_DEPTH;
+	} else {
+		conn->credits += le16_to_cpu(m->credits);
+	}
 	conn->st.ctrl_recv++;
 	status = -(int)min_t(u32, le32_to_cpu(m->status), MAX_ERRNO);
 
@@ -710,7 +727,9 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 					      wnode);
 		if (op) {
 			list_del_init(&op->wnode);
-			op->done.cqe.byte_len = le32_to_cpu(m->len);
+			/* The peer's count: never more than the buffer. */
+			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
+						      op->len);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
 		}
 		break;
@@ -720,7 +739,8 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 		if (op) {
 			hash_del(&op->hnode);
 			op->hashed = false;
-			op->done.cqe.byte_len = le32_to_cpu(m->len);
+			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
+						      op->len);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
 		}
 		break;
