@@ -52,6 +52,22 @@ static void mrrc_conn_err_work(struct work_struct *work)
 	rdma_disconnect(conn->cm_id);
 }
 
+/**
+ * mrrc_conn_err_schedule() - disconnect from process context, unless the
+ *	connection is being destroyed
+ * @conn: the connection, with conn->lock held
+ *
+ * Completion handlers run until the queue pair is drained, which is after
+ * mrrc_conn_destroy() has cancelled @conn->err_work: a work queued then
+ * would run on a destroyed cm_id and a freed connection.
+ */
+void mrrc_conn_err_schedule(struct mrrc_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	if (!conn->dying)
+		schedule_work(&conn->err_work);
+}
+
 static noinline struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx,
 						  bool listener)
 {
@@ -127,7 +143,9 @@ void mrrc_conn_fail(struct mrrc_conn *conn, int status)
 		return;
 	mrrc_data_flush(conn, status);
 	mrrc_conn_event(conn, MRRC_EVENT_ERROR, status);
-	schedule_work(&conn->err_work);
+	spin_lock_bh(&conn->lock);
+	mrrc_conn_err_schedule(conn);
+	spin_unlock_bh(&conn->lock);
 }
 
 /* Close from a CM handler: flush, move the QP to error and wait. */
@@ -569,6 +587,9 @@ static void mrrc_conn_destroy(struct mrrc_conn *conn)
 {
 	mrrc_data_flush(conn, -ECONNRESET);
 	cancel_delayed_work_sync(&conn->keepalive);
+	spin_lock_bh(&conn->lock);
+	conn->dying = true;
+	spin_unlock_bh(&conn->lock);
 	cancel_work_sync(&conn->err_work);
 	if (conn->cm_id) {
 		rdma_destroy_id(conn->cm_id);

@@ -226,6 +226,7 @@ enum mrrc_conn_kstate {
  * @rx_dma: DMA address of @rx_msgs
  * @credit_op: the explicit credit message
  * @err_work: disconnects after a transport error
+ * @dying: being destroyed: @err_work is not queued any more (@lock)
  * @events: one preallocated completion per event type
  * @local: local address
  * @peer_addr: the peer's address
@@ -239,6 +240,7 @@ struct mrrc_conn {
 	bool listener;
 	bool active;
 	bool drained;
+	bool dying;
 	struct rdma_cm_id *cm_id;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -291,6 +293,7 @@ struct mrrc_conn *mrrc_conn_lookup(struct mrrc_ctx *ctx, u32 id);
 void mrrc_conns_destroy(struct mrrc_ctx *ctx);
 void mrrc_conn_event(struct mrrc_conn *conn, int event, int status);
 void mrrc_conn_fail(struct mrrc_conn *conn, int status);
+void mrrc_conn_err_schedule(struct mrrc_conn *conn);
 int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd);
 int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd);
 int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,

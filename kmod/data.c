@@ -618,7 +618,7 @@ static void mrrc_conn_kick(struct mrrc_conn *conn)
 	}
 	mrrc_credit_return(conn);
 	if (failed)
-		schedule_work(&conn->err_work);
+		mrrc_conn_err_schedule(conn);
 }
 
 /* ---- completions -------------------------------------------------------- */
