@@ -12,7 +12,7 @@
 set -eu
 
 build=$1
-pkgs="gcc make pkg-config cpio xz-utils kmod iproute2 busybox-static
+pkgs="gcc g++ make pkg-config cpio xz-utils kmod iproute2 busybox-static
 qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev
 libcmocka-dev sparse valgrind dkms man-db python3-docutils gnuplot-nox
