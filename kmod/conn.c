@@ -83,6 +83,7 @@ static noinline struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx,
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->ctrlq);
 	INIT_LIST_HEAD(&conn->adv);
+	INIT_LIST_HEAD(&conn->early);
 	INIT_LIST_HEAD(&conn->recvs);
 	hash_init(conn->crw);
 	hash_init(conn->stcrw);

@@ -108,7 +108,7 @@ struct mrrc_rx {
 	struct mrrc_conn *conn;
 	struct mrrc_msg *msg;
 	u64 dma;
-	struct list_head node;		/* conn->adv */
+	struct list_head node;		/* conn->adv or conn->early */
 	struct hlist_node hnode;	/* conn->arrived */
 	struct mrrc_done done;		/* a peer WRITE_IMM to report */
 };
@@ -217,6 +217,9 @@ enum mrrc_conn_kstate {
  *	advertisement, in order
  * @ctrlq: control messages waiting for credits or send queue slots
  * @adv: the peer's RECV advertisements, oldest first
+ * @early: receives completed before the ESTABLISHED event (passive side:
+ *	the peer may send as soon as it has seen the REP), handled in order
+ *	when it comes
  * @recvs: our RECVs waiting for the peer's SEND_DONE, oldest first
  * @crw: our held CRWs, by tag
  * @stcrw: our STCRWs waiting for CRW_DONE, by tag
@@ -261,6 +264,7 @@ struct mrrc_conn {
 	struct list_head backlog;
 	struct list_head ctrlq;
 	struct list_head adv;
+	struct list_head early;
 	struct list_head recvs;
 	DECLARE_HASHTABLE(crw, MRRC_TAG_BITS);
 	DECLARE_HASHTABLE(stcrw, MRRC_TAG_BITS);

@@ -76,6 +76,7 @@ static int mrrc_wc_errno(struct mrrc_conn *conn, enum ib_wc_status status)
 /* ---- receive buffers ---------------------------------------------------- */
 
 static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void mrrc_rx_handle(struct mrrc_conn *conn, struct mrrc_rx *rx);
 
 static int mrrc_rx_post(struct mrrc_conn *conn, struct mrrc_rx *rx)
 {
@@ -278,9 +279,15 @@ void mrrc_data_cleanup(struct mrrc_conn *conn)
  */
 void mrrc_data_start(struct mrrc_conn *conn)
 {
+	struct mrrc_rx *rx, *tmp;
+
 	spin_lock_bh(&conn->lock);
 	if (conn->state != MRRC_CS_CLOSED) {
 		conn->state = MRRC_CS_ESTABLISHED;
+		list_for_each_entry_safe(rx, tmp, &conn->early, node) {
+			list_del_init(&rx->node);
+			mrrc_rx_handle(conn, rx);
+		}
 		mrrc_conn_kick(conn);
 		mrrc_keepalive_arm(conn);
 	}
@@ -750,6 +757,25 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 	mrrc_rx_repost(conn, rx);
 }
 
+/* A receive completed on an established connection (conn->lock held). */
+static void mrrc_rx_handle(struct mrrc_conn *conn, struct mrrc_rx *rx)
+{
+	conn->rx_unreturned++;
+	conn->activity++;
+	if (rx->done.cqe.opcode == MRRC_OP_RECV_IMM) {
+		/* The peer's WRITE_IMM: reposted when the application polls. */
+		rx->done.kind = MRRC_DONE_RX;
+		rx->done.conn = conn;
+		rx->done.cqe.conn = conn->id;
+		kref_get(&conn->ref);
+		mrrc_done_queue(conn->ctx, &rx->done);
+	} else {
+		ib_dma_sync_single_for_cpu(conn->ibdev, rx->dma,
+					   sizeof(*rx->msg), DMA_FROM_DEVICE);
+		mrrc_msg_recv(conn, rx, rx->done.cqe.byte_len);
+	}
+}
+
 static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct mrrc_rx *rx = container_of(wc->wr_cqe, struct mrrc_rx, cqe);
@@ -761,30 +787,26 @@ static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	spin_lock_bh(&conn->lock);
-	if (conn->state != MRRC_CS_ESTABLISHED) {
-		spin_unlock_bh(&conn->lock);
-		return;
-	}
-	conn->rx_unreturned++;
-	conn->activity++;
+	memset(&rx->done.cqe, 0, sizeof(rx->done.cqe));
+	rx->done.cqe.byte_len = wc->byte_len;
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
-		/* The peer's WRITE_IMM: reposted when the application polls. */
-		memset(&rx->done.cqe, 0, sizeof(rx->done.cqe));
-		rx->done.kind = MRRC_DONE_RX;
-		rx->done.conn = conn;
-		rx->done.cqe.conn = conn->id;
 		rx->done.cqe.opcode = MRRC_OP_RECV_IMM;
-		rx->done.cqe.byte_len = wc->byte_len;
 		rx->done.cqe.imm = be32_to_cpu(wc->ex.imm_data);
-		kref_get(&conn->ref);
-		mrrc_done_queue(conn->ctx, &rx->done);
-	} else {
-		ib_dma_sync_single_for_cpu(conn->ibdev, rx->dma,
-					   sizeof(*rx->msg), DMA_FROM_DEVICE);
-		mrrc_msg_recv(conn, rx, wc->byte_len);
 	}
-	mrrc_conn_kick(conn);
+
+	spin_lock_bh(&conn->lock);
+	switch (conn->state) {
+	case MRRC_CS_ESTABLISHED:
+		mrrc_rx_handle(conn, rx);
+		mrrc_conn_kick(conn);
+		break;
+	case MRRC_CS_CLOSED:
+		break;
+	default:
+		/* Before our ESTABLISHED event: mrrc_data_start() takes it. */
+		list_add_tail(&rx->node, &conn->early);
+		break;
+	}
 	spin_unlock_bh(&conn->lock);
 }
 

@@ -959,6 +959,84 @@ TEST(frrwp_transactions_two_processes)
 	munmap(buf, len);
 }
 
+/* The next completion of an operation on @fd, events skipped. */
+static int reap_op(int fd, struct mrrc_cqe *c)
+{
+	int r;
+
+	do {
+		r = reap(fd, c, 1);
+	} while (!r && c->opcode == MRRC_OP_EVENT);
+	return r;
+}
+
+/* Event @ev on @fd, other events (of earlier connections) skipped. */
+static int reap_event(int fd, int ev)
+{
+	struct mrrc_cqe c;
+	int r;
+
+	do {
+		r = reap(fd, &c, 1);
+	} while (!r && (c.opcode != MRRC_OP_EVENT || c.event != ev));
+	return r ? r : (int)c.conn;
+}
+
+/*
+ * The active side may send as soon as it sees ESTABLISHED, which can be
+ * before the passive side's ESTABLISHED event: its first message (here an
+ * STCRW) must not be lost then.  Twenty connections, each client posting
+ * at once, with no wait for the server.
+ */
+TEST(first_message_before_passive_established)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV);
+	uint8_t *sb = map(8192), *cb = map(8192);
+	uint32_t lis, sc, cc;
+	struct mrrc_cqe c;
+	int r, i;
+
+	ASSERT_LE(0, sfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, cb);
+	memset(sb, 0, 8192);
+	fill(cb, 8192, 9);
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 16, 0, &lis));
+	for (i = 0; i < 20; i++) {
+		struct mrrc_wr crw, st;
+
+		ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0,
+					  0, &cc));
+		r = reap_event(sfd, MRRC_EVENT_CONNECT_REQUEST);
+		ASSERT_LE(0, r);
+		sc = r;
+		ASSERT_EQ(0, mrrc_accept(sfd, sc, 0));
+		/* The server's CRW waits, unmatched, for the client's tag. */
+		crw = wr(sc, MRRC_OP_CRW, cb, 4096, 1);
+		crw.tag = i + 1;
+		ASSERT_EQ(0, post1(sfd, crw));
+		ASSERT_LE(0, reap_event(cfd, MRRC_EVENT_ESTABLISHED));
+		st = wr(cc, MRRC_OP_STCRW, sb, 8192, 2);
+		st.tag = i + 1;
+		ASSERT_EQ(0, post1(cfd, st));
+		ASSERT_EQ(0, reap_op(cfd, &c)) TH_LOG("round %d: STCRW lost", i);
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(4096, c.byte_len);
+		ASSERT_EQ(0, reap_op(sfd, &c));
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(0, check(sb, 4096, 9));
+		memset(sb, 0, 8192);
+		ASSERT_EQ(0, mrrc_destroy(cfd, cc));
+		ASSERT_EQ(0, mrrc_destroy(sfd, sc));
+	}
+	close(cfd);
+	close(sfd);
+	munmap(sb, 8192);
+	munmap(cb, 8192);
+}
+
 TEST(connect_errors)
 {
 	struct sockaddr_in sin = vm_addr(next_port());
