@@ -255,6 +255,22 @@ static u8 mrrc_rd_atom(struct ib_device *dev)
 	return min_t(u32, dev->attrs.max_qp_rd_atom, 16);
 }
 
+/*
+ * A connection's id in its context.  Ids run from 1 to max_conns, so a
+ * context holds at most that many connections and listeners: -EMFILE
+ * beyond (incoming requests are then rejected).
+ */
+static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
+			      u32 *id)
+{
+	u32 max = clamp(READ_ONCE(mrrc_max_conns), 1U, MRRC_MAX_CONNS_CAP);
+	int ret;
+
+	ret = xa_alloc(&ctx->conns, id, conn, XA_LIMIT(1, max),
+		       GFP_KERNEL_ACCOUNT);
+	return ret == -EBUSY ? -EMFILE : ret;
+}
+
 /* A connection request on a listener: make the connection, report it. */
 static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 			     struct rdma_cm_event *ev)
@@ -287,8 +303,7 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 	ret = mrrc_conn_create_qp(conn, id, lis->pd);
 	if (ret)
 		goto out_free;
-	ret = xa_alloc(&ctx->conns, &cid, conn, xa_limit_31b,
-		       GFP_KERNEL_ACCOUNT);
+	ret = mrrc_conn_id_alloc(ctx, conn, &cid);
 	if (ret)
 		goto out_qp;
 	conn->id = cid;
@@ -450,12 +465,6 @@ static int mrrc_ctx_ready(struct mrrc_ctx *ctx)
 	return 0;
 }
 
-static int mrrc_conn_insert(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
-{
-	return xa_alloc(&ctx->conns, &conn->id, conn, xa_limit_31b,
-			GFP_KERNEL_ACCOUNT);
-}
-
 int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 {
 	struct sockaddr_storage ss;
@@ -501,7 +510,7 @@ int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 	if (ret)
 		goto out_id;
 	memcpy(&conn->local, &id->route.addr.src_addr, sizeof(conn->local));
-	ret = mrrc_conn_insert(ctx, conn);
+	ret = mrrc_conn_id_alloc(ctx, conn, &conn->id);
 	if (ret)
 		goto out_id;
 	cmd->id = conn->id;
@@ -557,7 +566,7 @@ int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
 	}
 	conn->cm_id = id;
 	/* Insert first: events may be reported as soon as we resolve. */
-	ret = mrrc_conn_insert(ctx, conn);
+	ret = mrrc_conn_id_alloc(ctx, conn, &conn->id);
 	if (ret)
 		goto out_id;
 	ret = rdma_resolve_addr(id, cmd->src.family ?

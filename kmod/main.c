@@ -45,6 +45,11 @@ module_param_named(send_window, mrrc_send_window, uint, 0444);
 MODULE_PARM_DESC(send_window,
 		 "most work requests a connection has outstanding on the wire, 32..1024 (default 1024)");
 
+uint mrrc_max_conns = 1024;
+module_param_named(max_conns, mrrc_max_conns, uint, 0644);
+MODULE_PARM_DESC(max_conns,
+		 "most connections and listeners one context may have, incoming requests included; 1..1048576 (default 1024)");
+
 static int __init mrrc_init(void)
 {
 	int ret;
@@ -56,6 +61,11 @@ static int __init mrrc_init(void)
 	}
 	if (mrrc_ack_timeout > 31) {
 		pr_err("mrrc: ack_timeout %u: must be 0..31\n", mrrc_ack_timeout);
+		return -EINVAL;
+	}
+	if (!mrrc_max_conns || mrrc_max_conns > MRRC_MAX_CONNS_CAP) {
+		pr_err("mrrc: max_conns %u: must be 1..%u\n", mrrc_max_conns,
+		       MRRC_MAX_CONNS_CAP);
 		return -EINVAL;
 	}
 	if (mrrc_send_window < 32 || mrrc_send_window > MRRC_SQ_DEPTH) {

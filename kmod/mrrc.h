@@ -104,6 +104,8 @@ extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
+extern uint mrrc_max_conns;
+#define MRRC_MAX_CONNS_CAP	(1U << 20)
 
 /* device.c */
 int mrrc_client_register(void);
