@@ -105,7 +105,7 @@ extern uint mrrc_keepalive_ms;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;
-#define MRRC_MAX_CONNS_CAP	(1U << 20)
+#define MRRC_MAX_CONNS_CAP	1048576U	/* 2^20 */
 
 /* device.c */
 int mrrc_client_register(void);
