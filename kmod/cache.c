@@ -601,10 +601,14 @@ static noinline int mrrc_handle_create(struct mrrc_cache *c,
 	h->op = op;
 	for (i = 0; i < n; i++)
 		h->r[i] = pieces[i].r;
-	ret = xa_alloc(&c->handles, id, h, xa_limit_32b, GFP_KERNEL_ACCOUNT);
+	/* Ids 1..max_handles: the context holds at most that many. */
+	ret = xa_alloc(&c->handles, id, h,
+		       XA_LIMIT(1, clamp(READ_ONCE(mrrc_max_handles), 1U,
+					 MRRC_MAX_HANDLES_CAP)),
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		kfree(h);
-		return ret;
+		return ret == -EBUSY ? -EMFILE : ret;
 	}
 	c->st.handles++;
 	return 0;

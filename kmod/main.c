@@ -50,6 +50,11 @@ module_param_named(max_conns, mrrc_max_conns, uint, 0644);
 MODULE_PARM_DESC(max_conns,
 		 "most connections and listeners one context may have, incoming requests included; 1..1048576 (default 1024)");
 
+uint mrrc_max_handles = 1048576;
+module_param_named(max_handles, mrrc_max_handles, uint, 0644);
+MODULE_PARM_DESC(max_handles,
+		 "most registration handles one context may hold, those of operations in flight included; 1..16777216 (default 1048576)");
+
 static int __init mrrc_init(void)
 {
 	int ret;
@@ -61,6 +66,11 @@ static int __init mrrc_init(void)
 	}
 	if (mrrc_ack_timeout > 31) {
 		pr_err("mrrc: ack_timeout %u: must be 0..31\n", mrrc_ack_timeout);
+		return -EINVAL;
+	}
+	if (!mrrc_max_handles || mrrc_max_handles > MRRC_MAX_HANDLES_CAP) {
+		pr_err("mrrc: max_handles %u: must be 1..%u\n",
+		       mrrc_max_handles, MRRC_MAX_HANDLES_CAP);
 		return -EINVAL;
 	}
 	if (!mrrc_max_conns || mrrc_max_conns > MRRC_MAX_CONNS_CAP) {

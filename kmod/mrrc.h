@@ -106,6 +106,8 @@ extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;
 #define MRRC_MAX_CONNS_CAP	1048576U	/* 2^20 */
+extern uint mrrc_max_handles;
+#define MRRC_MAX_HANDLES_CAP	16777216U	/* 2^24 */
 
 /* device.c */
 int mrrc_client_register(void);

@@ -273,6 +273,27 @@ TEST_F(model, handles)
 	ASSERT_EQ(1, stats(self->fd).cached_regions);
 }
 
+/* A context holds at most max_handles handles. */
+TEST_F(model, handle_limit)
+{
+	struct one a, b, c, d;
+	char old[32];
+
+	ASSERT_EQ(0, param_rw("max_handles", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_handles", (char *)"2", 0, 1));
+	a = reg1(self->fd, BASE, P, RW, 0);
+	b = reg1(self->fd, BASE + 2 * P, P, RW, 0);
+	c = reg1(self->fd, BASE + 4 * P, P, RW, 0);
+	mrrc_release(self->fd, &a.req.handle, 1);
+	d = reg1(self->fd, BASE + 4 * P, P, RW, 0);
+	ASSERT_EQ(0, param_rw("max_handles", old, 0, 1));
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(0, b.ret);
+	EXPECT_EQ(-EMFILE, c.ret);
+	EXPECT_EQ(0, d.ret);
+	EXPECT_EQ(2, stats(self->fd).handles);
+}
+
 /* A batch stops at the first failure; earlier requests stay done. */
 TEST_F(model, batch_partial_failure)
 {

@@ -1037,23 +1037,6 @@ TEST(first_message_before_passive_established)
 	munmap(cb, 8192);
 }
 
-/* Read (@set false) or write a module parameter. */
-static int param_rw(const char *name, char *val, size_t len, bool set)
-{
-	char path[128];
-	int fd, r;
-
-	snprintf(path, sizeof(path), "/sys/module/mrrc/parameters/%s", name);
-	fd = open(path, set ? O_WRONLY : O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	r = set ? write(fd, val, strlen(val)) : read(fd, val, len - 1);
-	if (r >= 0 && !set)
-		val[r] = 0;
-	close(fd);
-	return r < 0 ? -errno : 0;
-}
-
 /* A context holds at most max_conns connections and listeners. */
 TEST(max_conns_per_context)
 {
@@ -1064,8 +1047,8 @@ TEST(max_conns_per_context)
 
 	ASSERT_LE(0, sfd);
 	ASSERT_LE(0, cfd);
-	ASSERT_EQ(0, param_rw("max_conns", old, sizeof(old), false));
-	ASSERT_EQ(0, param_rw("max_conns", (char *)"2", 0, true));
+	ASSERT_EQ(0, param_rw("max_conns", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_conns", (char *)"2", 0, 1));
 	EXPECT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 16, 0, &lis));
 	EXPECT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,
 				  &c1));
@@ -1077,7 +1060,7 @@ TEST(max_conns_per_context)
 	EXPECT_EQ(0, mrrc_destroy(cfd, c2));
 	EXPECT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,
 				  &c3));
-	ASSERT_EQ(0, param_rw("max_conns", old, 0, true));
+	ASSERT_EQ(0, param_rw("max_conns", old, 0, 1));
 	close(cfd);
 	close(sfd);
 }

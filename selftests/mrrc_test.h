@@ -112,4 +112,22 @@ static inline int open_bound(const char *dev)
 	return fd;
 }
 
+/* Read (@set false) or write a module parameter. */
+static inline int param_rw(const char *name, char *val, size_t len,
+			   int set)
+{
+	char path[128];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/sys/module/mrrc/parameters/%s", name);
+	fd = open(path, set ? O_WRONLY : O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	r = set ? write(fd, val, strlen(val)) : read(fd, val, len - 1);
+	if (r >= 0 && !set)
+		val[r] = 0;
+	close(fd);
+	return r < 0 ? -errno : 0;
+}
+
 #endif
