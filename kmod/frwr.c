@@ -29,6 +29,7 @@
 #include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
+#include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -73,7 +74,6 @@ struct mrrc_frwr_mr {
  * @cq: completion queue of @qp, polled directly by the waiter
  * @qp: self-connected RC QP carrying REG_MR and LOCAL_INV
  * @port: port @qp uses
- * @key: last key byte handed out
  * @work: background refill and aging
  * @st: pool counters, copied into struct mrrc_cache_stats
  */
@@ -85,7 +85,6 @@ struct mrrc_frwr {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 port;
-	u8 key;
 	struct delayed_work work;
 	struct mrrc_frwr_stats st;
 };
@@ -650,7 +649,12 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 		goto err_sg;
 	}
 
-	ib_update_fast_reg_key(fm->mr, ++f->key);
+	/*
+	 * A new key byte, never the one this MR had (an old rkey must not
+	 * reach the new registration) and not guessable from the last one.
+	 */
+	ib_update_fast_reg_key(fm->mr, (u8)(fm->mr->rkey + 1 +
+					    get_random_u32_below(255)));
 	n = ib_map_mr_sg(fm->mr, fm->sgt.sgl, fm->nents, NULL, PAGE_SIZE);
 	if (n != fm->nents) {
 		ret = n < 0 ? n : -EINVAL;
