@@ -31,7 +31,10 @@ static inline uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Collect exactly @n completions from @fd: 0, or -ETIMEDOUT. */
+/*
+ * Collect exactly @n completions from @fd: 0, or -ETIMEDOUT after TMO_MS
+ * without one.
+ */
 static inline int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
 {
 	int64_t end = now_ms() + TMO_MS;
@@ -45,7 +48,10 @@ static inline int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
 		got += r;
 		if (got == n)
 			break;
-		if (now_ms() > end)
+		/* A hang guard: TMO_MS without any completion, not in all. */
+		if (r > 0)
+			end = now_ms() + TMO_MS;
+		else if (now_ms() > end)
 			return -ETIMEDOUT;
 		mrrc_wait(fd, 100);
 	}

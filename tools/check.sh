@@ -265,7 +265,7 @@ if [ -n "$kd" ]; then
 		seed=${FUZZ_SEED:-1}
 		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
-		( tools/vm/run.sh "$kd" "selftests/run.sh $out && build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1; st=\$?; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
+		( tools/vm/run.sh "$kd" "selftests/run.sh $out; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
 		  echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)" ) &
 		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$flog" 2>&1
