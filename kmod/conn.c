@@ -374,8 +374,9 @@ static int mrrc_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		}
 		memcpy(&conn->local, &id->route.addr.src_addr,
 		       sizeof(conn->local));
-		mrrc_data_start(conn);
+		/* The event first: early messages may complete operations. */
 		mrrc_conn_event(conn, MRRC_EVENT_ESTABLISHED, 0);
+		mrrc_data_start(conn);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		rdma_disconnect(id);
@@ -693,8 +694,10 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 			if (!ret)
 				ret = rdma_accept(conn->cm_id, &param);
 			if (!ret) {
+				/* A receive error may have closed it since. */
 				spin_lock_bh(&conn->lock);
-				conn->state = MRRC_CS_CONNECTING;
+				if (conn->state == MRRC_CS_REQUESTED)
+					conn->state = MRRC_CS_CONNECTING;
 				spin_unlock_bh(&conn->lock);
 			} else {
 				/*

@@ -620,6 +620,7 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	struct mrrc_frwr *f = c->frwr;
 	struct mrrc_frwr_wait w;
 	struct ib_reg_wr rw = {};
+	u32 old_key;
 	int ret, n;
 
 	fm->npages = mrrc_region_pages(r);
@@ -653,7 +654,8 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	 * A new key byte, never the one this MR had (an old rkey must not
 	 * reach the new registration) and not guessable from the last one.
 	 */
-	ib_update_fast_reg_key(fm->mr, (u8)(fm->mr->rkey + 1 +
+	old_key = fm->mr->rkey;
+	ib_update_fast_reg_key(fm->mr, (u8)(old_key + 1 +
 					    get_random_u32_below(255)));
 	n = ib_map_mr_sg(fm->mr, fm->sgt.sgl, fm->nents, NULL, PAGE_SIZE);
 	if (n != fm->nents) {
@@ -685,6 +687,9 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	return 0;
 
 err_unmap:
+	/* The MR keeps the key it last had registered, not an unused one. */
+	if (fm->mr)
+		ib_update_fast_reg_key(fm->mr, (u8)old_key);
 	ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents, DMA_BIDIRECTIONAL);
 err_sg:
 	sg_free_table(&fm->sgt);

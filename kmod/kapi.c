@@ -71,8 +71,9 @@ EXPORT_SYMBOL_GPL(mrrc_kcache_config);
  * Return: how the request was served (enum mrrc_reg_result, > 0), or
  * -EINVAL (bad range or access), -EFAULT (not kernel memory),
  * -ENOSPC (no room in the cache), -EOVERFLOW (@room too small),
- * -E2BIG (a gap larger than the biggest fast MR), -ENOMEM, -EIO (the
- * registration work request failed; the pool recovered).
+ * -E2BIG (a gap larger than the biggest fast MR), -EMFILE (max_handles
+ * reached), -ENOMEM, -EIO (the registration work request failed; the
+ * pool recovered).
  */
 int mrrc_kcache_reg(struct mrrc_kcache *kc, void *addr, size_t len,
 		    u32 access, u32 flags, struct mrrc_seg *segs, u32 room,
@@ -105,7 +106,8 @@ EXPORT_SYMBOL_GPL(mrrc_kcache_reg);
  * Not cached: pages have no address to look them up by.  The pages must
  * stay allocated until the handle is released.
  *
- * Return: 0, -EINVAL, -E2BIG (too many pages), -ENOMEM or -EIO.
+ * Return: 0, -EINVAL, -E2BIG (too many pages), -EMFILE (max_handles
+ * reached), -ENOMEM or -EIO.
  */
 int mrrc_kcache_reg_pages(struct mrrc_kcache *kc, struct page **pages,
 			  unsigned int npages, u32 access, struct mrrc_seg *seg,
