@@ -943,6 +943,129 @@ void mrrc_cache_release_op(struct mrrc_cache *c, u32 id)
 	WARN_ON_ONCE(__mrrc_cache_release(c, id, true));
 }
 
+/* Revoke every range of @e; c->mutex held. */
+static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
+{
+	struct mrrc_frwr_mr *fms[MRRC_EXPO_MAX];
+	unsigned int i, nf = 0;
+
+	for (i = 0; i < e->n; i++) {
+		if (e->fm[i]) {
+			fms[nf++] = e->fm[i];
+		} else {
+			/* Destroying the MR ends its key. */
+			ib_dereg_mr(e->mr[i]);
+		}
+		e->fm[i] = NULL;
+		e->mr[i] = NULL;
+	}
+	mrrc_frwr_unexpose(c, fms, nf);
+	c->st.exposed -= e->n;
+	e->n = 0;
+}
+
+/**
+ * mrrc_cache_expose() - give a peer exactly an operation's bytes
+ * @c: the cache
+ * @id: the operation's handle (MRRC_REG_OP), from mrrc_cache_reg() or
+ *	mrrc_cache_handle_ref()
+ * @segs: the segments that call returned, one per region of the handle;
+ *	each one's rkey becomes its exposure's key
+ * @n: entries of @segs
+ * @access: MRRC_ACCESS_* rights the peer gets
+ * @e: receives the exposure; revoke it with mrrc_cache_unexpose()
+ *
+ * The regions of the cache stay local (their keys carry no remote rights
+ * for the data path).  Each segment gets a registration of its own over
+ * exactly its bytes: in a fast cache a pooled MR mapped onto the region's
+ * pages (one work request), otherwise, or when the segment is larger than
+ * the biggest pooled MR, an ordinary registration of the byte range.
+ *
+ * Return: 0 or a negative errno (-ENOMEM, -EIO, or what ib_reg_user_mr()
+ * returns); nothing is exposed on error.
+ */
+int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
+		      unsigned int n, u32 access, struct mrrc_expo *e)
+{
+	struct mrrc_frwr_mr *fms[MRRC_EXPO_MAX];
+	struct mrrc_region *frs[MRRC_EXPO_MAX];
+	struct mrrc_seg fsegs[MRRC_EXPO_MAX];
+	unsigned int fidx[MRRC_EXPO_MAX];
+	unsigned int i, nf = 0;
+	struct mrrc_handle *h;
+	int ret = 0;
+
+	memset(e, 0, sizeof(*e));
+	mutex_lock(&c->mutex);
+	h = xa_load(&c->handles, id);
+	if (WARN_ON_ONCE(!h || !h->op || h->n != n || n > MRRC_EXPO_MAX ||
+			 !c->mm)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct mrrc_region *r = h->r[i];
+		u64 pages = ((segs[i].addr + segs[i].length - 1) >> PAGE_SHIFT) -
+			    (segs[i].addr >> PAGE_SHIFT) + 1;
+
+		if (c->reg == &mrrc_registrar_fast && r->priv && c->frwr &&
+		    pages <= mrrc_frwr_max_pages(c->frwr)) {
+			frs[nf] = r;
+			fsegs[nf] = segs[i];
+			fidx[nf++] = i;
+			continue;
+		}
+		e->mr[i] = ib_reg_user_mr(c->pd, segs[i].addr, segs[i].length,
+					  segs[i].addr, mrrc_ib_access(access));
+		if (IS_ERR(e->mr[i])) {
+			ret = PTR_ERR(e->mr[i]);
+			e->mr[i] = NULL;
+			break;
+		}
+		segs[i].rkey = e->mr[i]->rkey;
+		c->st.expo_ordinary++;
+	}
+	if (!ret && nf)
+		ret = mrrc_frwr_expose(c, frs, fsegs, nf, access, fms);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			if (e->mr[i])
+				ib_dereg_mr(e->mr[i]);
+		memset(e, 0, sizeof(*e));
+		goto out;
+	}
+	for (i = 0; i < nf; i++) {
+		e->fm[fidx[i]] = fms[i];
+		segs[fidx[i]].rkey = fsegs[i].rkey;
+	}
+	for (i = 0; i < n; i++)
+		trace_mrrc_expose(c->pid, segs[i].addr, segs[i].length,
+				  segs[i].rkey, e->fm[i]);
+	e->n = n;
+	c->st.exposures += n;
+	c->st.exposed += n;
+out:
+	mutex_unlock(&c->mutex);
+	return ret;
+}
+
+/**
+ * mrrc_cache_unexpose() - end an exposure
+ * @c: the cache
+ * @e: from mrrc_cache_expose(); nothing happens when already revoked
+ *
+ * When it returns, no key of @e reaches memory any more: the fast MRs are
+ * invalidated (or destroyed if that failed), the ordinary ones destroyed.
+ */
+void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e)
+{
+	if (!e->n)
+		return;
+	mutex_lock(&c->mutex);
+	mrrc_expo_revoke(c, e);
+	mutex_unlock(&c->mutex);
+}
+
 /**
  * mrrc_cache_handle_ref() - take a new handle on part of a handle's range
  * @c: the cache
@@ -1400,7 +1523,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	mutex_unlock(&c->mutex);
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
-		c->st.pinned_pages);
+		c->st.pinned_pages || c->st.exposed);
 
 	mutex_lock(&mrrc_caches_lock);
 	list_del(&c->node);
@@ -1410,6 +1533,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	/* Gauges of a dead cache are zero; pool gauges go with its pools. */
 	final.pool_mrs = 0;
 	final.pool_free = 0;
+	final.exposed = 0;
 	mrrc_stats_add(&mrrc_retired, &final);
 	mutex_unlock(&mrrc_caches_lock);
 

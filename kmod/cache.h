@@ -153,7 +153,35 @@ struct mrrc_frwr_stats {
 };
 
 struct mrrc_frwr;
+struct mrrc_frwr_mr;
+
+/* Ranges one exposure may have: an operation's segments. */
+#define MRRC_EXPO_MAX		8
+
+/**
+ * struct mrrc_expo - what one operation exposes to its peer
+ * @n: ranges exposed; 0 once revoked
+ * @fm: the pooled fast MR of each range, or NULL when @mr is an
+ *	ordinary registration of its own
+ * @mr: the MR of each range
+ *
+ * Each range has an MR of its own whose iova is the range's first byte
+ * and whose length is the range's: its key reaches those bytes and no
+ * others, and only until mrrc_cache_unexpose().
+ */
+struct mrrc_expo {
+	u8 n;
+	struct mrrc_frwr_mr *fm[MRRC_EXPO_MAX];
+	struct ib_mr *mr[MRRC_EXPO_MAX];
+};
+
 int mrrc_ib_access(u32 access);
+u32 mrrc_frwr_max_pages(struct mrrc_frwr *f);
+int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
+		     struct mrrc_seg *segs, unsigned int n, u32 access,
+		     struct mrrc_frwr_mr **fms);
+void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
+			unsigned int n);
 void mrrc_frwr_destroy(struct mrrc_frwr *f);
 void mrrc_frwr_stats(struct mrrc_frwr *f, struct mrrc_frwr_stats *st);
 
@@ -240,6 +268,9 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   struct mrrc_reg_out *out);
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
 void mrrc_cache_release_op(struct mrrc_cache *c, u32 handle);
+int mrrc_cache_expose(struct mrrc_cache *c, u32 handle, struct mrrc_seg *segs,
+		      unsigned int n, u32 access, struct mrrc_expo *e);
+void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e);
 int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 			  u32 access, struct mrrc_seg *segs, u32 room,
 			  struct mrrc_reg_out *out);

@@ -41,6 +41,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "mrrc_abi.h"
+#include "cache.h"
 
 #define MRRC_RX_DEPTH		128	/* receive buffers = initial credits */
 #define MRRC_SQ_DEPTH		1024	/* send queue work requests */
@@ -143,6 +144,8 @@ struct mrrc_rx {
  * @compare_add: atomic operand
  * @swap: atomic operand
  * @peer: the matched advertisement (SEND) or STCRW (CRW)
+ * @expo: what a RECV or STCRW exposes to the peer, revoked before the
+ *	completion is reported
  * @sge: local segments
  * @msg_dma: DMA address of @msg
  * @msg: control message this operation sends
@@ -172,6 +175,7 @@ struct mrrc_op {
 	u64 compare_add;
 	u64 swap;
 	struct mrrc_rx *peer;
+	struct mrrc_expo expo;
 	struct ib_sge sge[MRRC_OP_SGE];
 	u64 msg_dma;
 	struct mrrc_msg msg;

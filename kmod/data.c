@@ -879,7 +879,8 @@ static u32 mrrc_wr_access(u8 opcode)
 		return MRRC_ACCESS_LOCAL_WRITE;
 	case MRRC_OP_RECV:
 	case MRRC_OP_STCRW:
-		return MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE;
+		/* The peer's rights come from the exposure, not the cache. */
+		return MRRC_ACCESS_LOCAL_WRITE;
 	default:
 		return 0;
 	}
@@ -974,6 +975,9 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	if (ret)
 		return ret;
 
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	if (!op)
+		return -ENOMEM;
 	access = mrrc_wr_access(wr->opcode);
 	if (wr->flags & MRRC_WR_HANDLE)
 		ret = mrrc_cache_handle_ref(c, wr->handle, wr->addr, wr->len,
@@ -983,12 +987,13 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 				     MRRC_REG_WHOLE | MRRC_REG_OP, segs,
 				     MRRC_OP_SGE, &out);
 	if (ret)
-		return ret;
-
-	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
-	if (!op) {
-		mrrc_cache_release_op(c, out.handle);
-		return -ENOMEM;
+		goto err_free;
+	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
+		ret = mrrc_cache_expose(c, out.handle, segs, out.nsegs,
+					MRRC_ACCESS_LOCAL_WRITE |
+					MRRC_ACCESS_REMOTE_WRITE, &op->expo);
+		if (ret)
+			goto err_release;
 	}
 	op->handle = out.handle;
 	op->opcode = wr->opcode;
@@ -1026,15 +1031,22 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	if (conn->state == MRRC_CS_CLOSED) {
 		spin_unlock_bh(&conn->lock);
 		mrrc_conn_put(conn);
-		kfree(op);
-		mrrc_cache_release_op(c, out.handle);
-		return -ENOTCONN;
+		ret = -ENOTCONN;
+		goto err_unexpose;
 	}
 	conn->nops++;
 	conn->st.posted++;
 	mrrc_op_submit(conn, op, wr->deadline_ns);
 	spin_unlock_bh(&conn->lock);
 	return 0;
+
+err_unexpose:
+	mrrc_cache_unexpose(c, &op->expo);
+err_release:
+	mrrc_cache_release_op(c, out.handle);
+err_free:
+	kfree(op);
+	return ret;
 }
 
 int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
@@ -1115,6 +1127,18 @@ out:
 
 /* ---- MRRC_IOC_POLL ------------------------------------------------------ */
 
+/* Revoke what a completed operation exposes to its peer. */
+static void mrrc_done_unexpose(struct mrrc_cache *c, struct mrrc_done *d)
+{
+	struct mrrc_op *op;
+
+	if (d->kind != MRRC_DONE_OP)
+		return;
+	op = container_of(d, struct mrrc_op, done);
+	if (op->expo.n && !WARN_ON_ONCE(!c))
+		mrrc_cache_unexpose(c, &op->expo);
+}
+
 /* Release what a reported completion held (process context). */
 static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
 {
@@ -1124,6 +1148,8 @@ static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
 	case MRRC_DONE_OP: {
 		struct mrrc_op *op = container_of(d, struct mrrc_op, done);
 
+		/* Unreachable with a live key: the cache revoked it first. */
+		WARN_ON_ONCE(op->expo.n);
 		if (op->has_timer)
 			del_timer_sync(&op->timer);
 		if (op->handle && c)
@@ -1184,6 +1210,9 @@ int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 		if (!n)
 			break;
 
+		/* No exposure outlives the news that its operation ended. */
+		list_for_each_entry(d, &batch, node)
+			mrrc_done_unexpose(ctx->cache, d);
 		ret = mrrc_copy_records(cmd->cqes + (u64)total * cmd->cqe_size,
 					cmd->cqe_size, kbuf, sizeof(*kbuf), n);
 		if (ret) {
@@ -1208,8 +1237,9 @@ int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 /**
  * mrrc_done_drain() - deal with completions nobody polled
  * @ctx: the context
- * @free_all: release them all (the context is going away); otherwise only
- *	forget their cache handles (the cache is going away)
+ * @free_all: release them all (the context is going away); otherwise
+ *	revoke their exposures and forget their cache handles (the cache is
+ *	going away, after the connections)
  */
 void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 {
@@ -1217,14 +1247,24 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 	LIST_HEAD(all);
 
 	spin_lock_bh(&ctx->done_lock);
-	if (free_all) {
-		list_splice_init(&ctx->done, &all);
-	} else {
-		list_for_each_entry(d, &ctx->done, node)
+	list_splice_init(&ctx->done, &all);
+	spin_unlock_bh(&ctx->done_lock);
+	if (!free_all) {
+		/*
+		 * The connections are gone, so nothing is added meanwhile:
+		 * revoke the exposures while the cache still exists, forget
+		 * the handles, and keep the completions for POLL.
+		 */
+		list_for_each_entry(d, &all, node) {
+			mrrc_done_unexpose(ctx->cache, d);
 			if (d->kind == MRRC_DONE_OP)
 				container_of(d, struct mrrc_op, done)->handle = 0;
+		}
+		spin_lock_bh(&ctx->done_lock);
+		list_splice(&all, &ctx->done);
+		spin_unlock_bh(&ctx->done_lock);
+		return;
 	}
-	spin_unlock_bh(&ctx->done_lock);
 
 	list_for_each_entry_safe(d, tmp, &all, node) {
 		list_del(&d->node);

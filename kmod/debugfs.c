@@ -65,7 +65,8 @@ static int stats_show(struct seq_file *s, void *unused)
 		"model_cost_ns", "mre_recency", "pool_mrs", "pool_free",
 		"pool_hits", "pool_misses", "pool_refills", "pool_aged",
 		"reg_wrs", "inv_wrs", "inv_chains", "qp_resets",
-		"fast_fallbacks", "caches", "whole_ranges",
+		"fast_fallbacks", "caches", "whole_ranges", "exposures",
+		"exposed", "expo_ordinary",
 	};
 	unsigned int i;
 

@@ -830,3 +830,177 @@ const struct mrrc_registrar mrrc_registrar_fast = {
 	.reg = mrrc_frwr_reg,
 	.dereg = mrrc_frwr_dereg,
 };
+
+/* ---- byte-exact exposures ----------------------------------------------- */
+
+/* Pages of the biggest pooled MR. */
+u32 mrrc_frwr_max_pages(struct mrrc_frwr *f)
+{
+	return f->cls[f->nclasses - 1].pages;
+}
+
+/*
+ * Map @fm over bytes [@addr, @addr + @len) of fast region @r: the region's
+ * DMA entries, clipped to the range, become the MR's page list, and the
+ * iova is the user address, so the key reaches exactly those bytes.  The
+ * first entry may start and the last may end inside a page; the ones in
+ * between are whole pages, as ib_map_mr_sg() requires.
+ */
+static int mrrc_frwr_map_range(struct mrrc_region *r, struct mrrc_frwr_mr *fm,
+			       u64 addr, u32 len)
+{
+	struct mrrc_frwr_mr *rfm = r->priv;
+	u64 off = addr - ((u64)r->it.start << PAGE_SHIFT);
+	u64 end = off + len, pos = 0;
+	struct scatterlist *sgl, *sg;
+	unsigned int i, k = 0;
+	int n, ret = 0;
+
+	sgl = kmalloc_array(rfm->nents, sizeof(*sgl), GFP_KERNEL);
+	if (!sgl)
+		return -ENOMEM;
+	sg_init_table(sgl, rfm->nents);
+	for_each_sg(rfm->sgt.sgl, sg, rfm->nents, i) {
+		u64 s = pos, e = pos + sg_dma_len(sg);
+
+		pos = e;
+		if (s >= end)
+			break;
+		if (e <= off)
+			continue;
+		sg_dma_address(&sgl[k]) = sg_dma_address(sg) +
+					  (max(s, off) - s);
+		sg_dma_len(&sgl[k]) = min(e, end) - max(s, off);
+		k++;
+	}
+	n = ib_map_mr_sg(fm->mr, sgl, k, NULL, PAGE_SIZE);
+	if (n != k)
+		ret = n < 0 ? n : -EINVAL;
+	else
+		fm->mr->iova = addr;
+	kfree(sgl);
+	return ret;
+}
+
+/**
+ * mrrc_frwr_expose() - byte-exact fast MRs over parts of fast regions
+ * @c: the cache; c->mutex held
+ * @rs: the fast region holding each range
+ * @segs: the ranges; each one's rkey is set to its exposure's key
+ * @n: ranges, at most MRRC_EXPO_MAX
+ * @access: MRRC_ACCESS_* rights of the exposures
+ * @fms: receives each range's MR
+ *
+ * Each range gets an MR of its own from the pools, a fresh random key byte
+ * and one IB_WR_REG_MR; the chain is waited for once.
+ *
+ * Return: 0; -E2BIG if a range is larger than the biggest pooled MR;
+ * -ENOMEM; -EIO if the registration failed on the wire.  Nothing is
+ * exposed on error.
+ */
+int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
+		     struct mrrc_seg *segs, unsigned int n, u32 access,
+		     struct mrrc_frwr_mr **fms)
+{
+	struct ib_reg_wr rw[MRRC_EXPO_MAX] = {};
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_wait w;
+	u32 old_key[MRRC_EXPO_MAX];
+	unsigned int i, got = 0;
+	int ret = 0;
+
+	if (WARN_ON_ONCE(!f || n > MRRC_EXPO_MAX))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		u64 first = segs[i].addr >> PAGE_SHIFT;
+		u64 last = (segs[i].addr + segs[i].length - 1) >> PAGE_SHIFT;
+
+		fms[i] = mrrc_frwr_get(f, last - first + 1);
+		if (IS_ERR(fms[i])) {
+			ret = PTR_ERR(fms[i]);
+			break;
+		}
+		got++;
+		old_key[i] = fms[i]->mr->rkey;
+		ib_update_fast_reg_key(fms[i]->mr,
+				       (u8)(old_key[i] + 1 +
+					    get_random_u32_below(255)));
+		ret = mrrc_frwr_map_range(rs[i], fms[i], segs[i].addr,
+					  segs[i].length);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		for (i = 0; i < got; i++) {
+			ib_update_fast_reg_key(fms[i]->mr, (u8)old_key[i]);
+			mrrc_frwr_put(f, fms[i], false);
+		}
+		return ret;
+	}
+
+	mrrc_frwr_wait_init(&w);
+	for (i = 0; i < n; i++) {
+		rw[i].wr.opcode = IB_WR_REG_MR;
+		rw[i].wr.wr_cqe = &w.cqe_mid;
+		rw[i].wr.next = i + 1 < n ? &rw[i + 1].wr : NULL;
+		rw[i].mr = fms[i]->mr;
+		rw[i].key = fms[i]->mr->rkey;
+		rw[i].access = mrrc_ib_access(access);
+		segs[i].rkey = fms[i]->mr->rkey;
+	}
+	rw[n - 1].wr.wr_cqe = &w.cqe_last;
+	rw[n - 1].wr.send_flags = IB_SEND_SIGNALED;
+	f->st.reg_wrs += n;
+	ret = mrrc_frwr_post_wait(f, &rw[0].wr, &w);
+	if (ret) {
+		/* Some of the chain may have registered: destroy them all. */
+		for (i = 0; i < n; i++) {
+			ib_dereg_mr(fms[i]->mr);
+			fms[i]->mr = NULL;
+			mrrc_frwr_put(f, fms[i], true);
+		}
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * mrrc_frwr_unexpose() - invalidate exposures and return their MRs
+ * @c: the cache; c->mutex held
+ * @fms: the MRs from mrrc_frwr_expose()
+ * @n: how many
+ *
+ * When it returns, no key of @fms reaches memory: the MRs were invalidated
+ * (one chain of IB_WR_LOCAL_INV) or, if that failed, destroyed.
+ */
+void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
+			unsigned int n)
+{
+	struct ib_send_wr wrs[MRRC_EXPO_MAX] = {};
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_wait w;
+	unsigned int i;
+	bool broken;
+
+	if (!n)
+		return;
+	mrrc_frwr_wait_init(&w);
+	for (i = 0; i < n; i++) {
+		wrs[i].opcode = IB_WR_LOCAL_INV;
+		wrs[i].ex.invalidate_rkey = fms[i]->mr->rkey;
+		wrs[i].wr_cqe = &w.cqe_mid;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	}
+	wrs[n - 1].wr_cqe = &w.cqe_last;
+	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+	f->st.inv_wrs += n;
+	f->st.inv_chains++;
+	broken = mrrc_frwr_post_wait(f, &wrs[0], &w) != 0;
+	for (i = 0; i < n; i++) {
+		if (broken) {
+			ib_dereg_mr(fms[i]->mr);
+			fms[i]->mr = NULL;
+		}
+		mrrc_frwr_put(f, fms[i], broken);
+	}
+}

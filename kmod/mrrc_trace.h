@@ -80,6 +80,31 @@ TRACE_EVENT(mrrc_invalidate,
 		  __entry->start, __entry->npages, __entry->users)
 );
 
+/*
+ * A byte range exposed to a peer under its own key.  The key is in the
+ * trace (root only) so that tests and debugging can check what a peer
+ * was given.
+ */
+TRACE_EVENT(mrrc_expose,
+	    TP_PROTO(pid_t pid, u64 addr, u32 len, u32 rkey, bool fast),
+	TP_ARGS(pid, addr, len, rkey, fast),
+	TP_STRUCT__entry(__field(pid_t, pid)
+		__field(u64, addr)
+		__field(u32, len)
+		__field(u32, rkey)
+		__field(bool, fast)
+	),
+	TP_fast_assign(__entry->pid = pid;
+		__entry->addr = addr;
+		__entry->len = len;
+		__entry->rkey = rkey;
+		__entry->fast = fast;
+	),
+	TP_printk("pid=%d addr=%#llx len=%u rkey=%#x by=%s", __entry->pid,
+		  __entry->addr, __entry->len, __entry->rkey,
+		  __entry->fast ? "fast" : "ordinary")
+);
+
 #endif /* _MRRC_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

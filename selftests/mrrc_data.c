@@ -836,6 +836,165 @@ TEST_F(data, close_with_operations_held)
 	EXPECT_EQ(ctxs - 1, debugfs_contexts());
 }
 
+/* ---- what a peer can reach ---------------------------------------------- */
+
+static const char *const trace_dirs[] = {
+	"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+};
+
+/* Turn the mrrc_expose trace event on and empty the trace: its dir. */
+static const char *expose_trace_on(void)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(trace_dirs); i++) {
+		snprintf(path, sizeof(path),
+			 "%s/events/mrrc/mrrc_expose/enable", trace_dirs[i]);
+		if (access(path, W_OK))
+			continue;
+		if (sh("echo 1 > %s && : > %s/trace", path, trace_dirs[i]))
+			return NULL;
+		return trace_dirs[i];
+	}
+	return NULL;
+}
+
+/* The key [addr, addr + len) was last exposed under, from the trace; 0. */
+static uint32_t traced_rkey(const char *dir, void *addr, uint32_t len)
+{
+	char path[128], line[512], needle[64];
+	unsigned int rkey = 0;
+	char *at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	snprintf(needle, sizeof(needle), "addr=%#llx len=%u rkey=",
+		 (unsigned long long)(uintptr_t)addr, len);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		at = strstr(line, needle);
+		if (at)
+			sscanf(at + strlen(needle), "%x", &rkey);
+	}
+	fclose(f);
+	return rkey;
+}
+
+enum probe { BEFORE, AFTER, LATE };
+
+/*
+ * The server posts a RECV of 50 bytes across a page boundary and the
+ * client, holding the key the server's module advertised (read from the
+ * trace), RDMA-writes one byte: before the range, after it, or inside it
+ * (which must work) and then again once the server has polled the RECV's
+ * completion.  Returns the status of the probing write; *changed is set
+ * when a byte outside what the server's RECV and the client's honest
+ * operations could write has changed.
+ */
+static int expose_probe(struct __test_metadata *_metadata, const char *dir,
+			uint32_t mode, enum probe probe, bool *changed)
+{
+	struct mrrc_cache_config cfg = { .mode = mode };
+	const size_t blen = 3 * 4096, off = 4096 - 20, len = 50;
+	uint8_t *buf = map(blen), *cbuf = map(4096), *want = malloc(blen);
+	struct mrrc_cache_stats st = { .size = sizeof(st) };
+	struct mrrc_wr w;
+	struct mrrc_cqe c;
+	struct pair p;
+	uint32_t rkey;
+	int status;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, cbuf);
+	ASSERT_NE(NULL, want);
+	memset(buf, 0x11, blen);
+	memset(cbuf, 0xee, 4096);
+	memcpy(want, buf, blen);
+	ASSERT_EQ(0, pair_open(&p));
+	ASSERT_EQ(0, mrrc_cache_config(p.sfd, &cfg));
+	ASSERT_EQ(0, sh(": > %s/trace", dir));
+
+	ASSERT_EQ(0, post1(p.sfd, wr(p.sconn, MRRC_OP_RECV, buf + off, len,
+				     1)));
+	rkey = traced_rkey(dir, buf + off, len);
+	ASSERT_NE(0, rkey);
+
+	if (probe == LATE) {
+		/* The key works inside the range while the RECV is posted. */
+		w = wr(p.cconn, MRRC_OP_WRITE, cbuf, 1, 2);
+		w.remote_addr = (uintptr_t)(buf + off);
+		w.rkey = rkey;
+		ASSERT_EQ(0, post1(p.cfd, w));
+		ASSERT_EQ(0, reap(p.cfd, &c, 1));
+		ASSERT_EQ(0, c.status);
+		EXPECT_EQ(0xee, buf[off]);
+		/* An honest SEND completes the RECV; the server polls it. */
+		ASSERT_EQ(0, post1(p.cfd, wr(p.cconn, MRRC_OP_SEND, cbuf, 10,
+					     3)));
+		ASSERT_EQ(0, reap(p.cfd, &c, 1));
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(0, reap(p.sfd, &c, 1));
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(1, c.wr_id);
+		memset(want + off, 0xee, 10);
+		ASSERT_EQ(0, mrrc_cache_stats(p.sfd, &st));
+		EXPECT_EQ(0, st.exposed);
+		EXPECT_LE(1, st.exposures);
+		if (mode == MRRC_MODE_ORDINARY)
+			EXPECT_LE(1, st.expo_ordinary);
+	}
+
+	/* A byte no honest transfer here writes. */
+	cbuf[2048] = 0x5a;
+	w = wr(p.cconn, MRRC_OP_WRITE, cbuf + 2048, 1, 4);
+	w.remote_addr = (uintptr_t)buf + (probe == BEFORE ? off - 1 :
+					  probe == AFTER ? off + len : off + 1);
+	w.rkey = rkey;
+	ASSERT_EQ(0, post1(p.cfd, w));
+	ASSERT_EQ(0, reap(p.cfd, &c, 1));
+	status = c.status;
+	*changed = memcmp(buf, want, blen) != 0;
+	pair_close(&p);
+	munmap(buf, blen);
+	munmap(cbuf, 4096);
+	free(want);
+	return status;
+}
+
+/*
+ * What a RECV exposes is exactly its bytes, and only until the
+ * application has its completion: with the advertised key, one byte
+ * before or after the range, or any byte once the RECV was polled, is out
+ * of reach (the write fails with a remote access error) and nothing
+ * outside the honest transfers changes.  Fast and ordinary registration.
+ */
+TEST(exposure_is_byte_exact_and_ends_with_the_operation)
+{
+	static const uint32_t modes[] = { MRRC_MODE_FAST, MRRC_MODE_ORDINARY };
+	static const char *const names[] = { "before", "after", "late" };
+	const char *dir = expose_trace_on();
+	bool changed;
+	size_t m;
+	int pr;
+
+	if (!dir)
+		SKIP(return, "no tracefs with the mrrc_expose event");
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		for (pr = BEFORE; pr <= LATE; pr++) {
+			EXPECT_EQ(-EACCES, expose_probe(_metadata, dir, modes[m],
+							pr, &changed))
+				TH_LOG("mode %u, %s", modes[m], names[pr]);
+			EXPECT_FALSE(changed)
+				TH_LOG("mode %u, %s: memory changed", modes[m],
+				       names[pr]);
+		}
+	}
+	sh("echo 0 > %s/events/mrrc/mrrc_expose/enable", dir);
+}
+
 /* A peer process killed with writes held. */
 TEST(peer_killed_with_writes_held)
 {

@@ -489,6 +489,10 @@ struct mrrc_cache_stats {
 	__aligned_u64 caches;		/* global: contexts with a cache now */
 	/* data-path ranges in more cached pieces than SGEs: registered whole */
 	__aligned_u64 whole_ranges;
+	/* byte-exact remote exposures of RECV and STCRW ranges */
+	__aligned_u64 exposures;	/* exposure MRs registered */
+	__aligned_u64 exposed;		/* now: exposure MRs with a live key */
+	__aligned_u64 expo_ordinary;	/* of @exposures: by ib_reg_user_mr() */
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

@@ -40,7 +40,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"work requests           %" PRIu64 " REG_MR, %" PRIu64
 		" LOCAL_INV in %" PRIu64 " chains, %" PRIu64 " QP resets\n"
 		"fast fallbacks          %" PRIu64 "\n"
-		"whole ranges            %" PRIu64 "\n",
+		"whole ranges            %" PRIu64 "\n"
+		"exposures               %" PRIu64 " (%" PRIu64
+		" ordinary), %" PRIu64 " live\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
@@ -58,7 +60,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->pool_refills, (uint64_t)s->pool_aged,
 		(uint64_t)s->reg_wrs, (uint64_t)s->inv_wrs,
 		(uint64_t)s->inv_chains, (uint64_t)s->qp_resets,
-		(uint64_t)s->fast_fallbacks, (uint64_t)s->whole_ranges);
+		(uint64_t)s->fast_fallbacks, (uint64_t)s->whole_ranges,
+		(uint64_t)s->exposures, (uint64_t)s->expo_ordinary,
+		(uint64_t)s->exposed);
 }
 
 /* One line of "mrrc stat -i": rates over @secs and the gauges now. */
