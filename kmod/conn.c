@@ -753,6 +753,8 @@ int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 	q->ctrl_sent = conn->st.ctrl_sent;
 	q->ctrl_recv = conn->st.ctrl_recv;
 	q->keepalives = conn->st.keepalives;
+	q->withdrawn = conn->st.withdrawn;
+	q->withdraw_lost = conn->st.withdraw_lost;
 	spin_unlock_bh(&conn->lock);
 out:
 	mutex_unlock(&ctx->lock);

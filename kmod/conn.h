@@ -49,7 +49,9 @@
 #define MRRC_MSG_SEGS		14	/* remote segments per message */
 #define MRRC_TAG_BITS		8
 #define MRRC_CM_MAGIC		0x4d525243	/* "MRRC" */
-#define MRRC_CM_VERSION		1
+#define MRRC_CM_VERSION		2	/* 2: MSG_WITHDRAW, MSG_WITHDRAWN */
+/* How long an STCRW being withdrawn waits for the peer's MSG_WITHDRAWN. */
+#define MRRC_WITHDRAW_WAIT	(5 * HZ)
 
 struct mrrc_ctx;
 struct mrrc_conn;
@@ -67,6 +69,8 @@ enum mrrc_msg_type {
 	MRRC_MSG_SEND_DONE,	/* the oldest advertised buffer got len bytes */
 	MRRC_MSG_STCRW,		/* tag: segs */
 	MRRC_MSG_CRW_DONE,	/* tag: len bytes written */
+	MRRC_MSG_WITHDRAW,	/* tag: forget my STCRW, write nothing more */
+	MRRC_MSG_WITHDRAWN,	/* tag: forgotten; nothing more will land */
 };
 
 /* A control message between the two modules. */
@@ -133,7 +137,12 @@ struct mrrc_rx {
  * @hashed: on @hnode
  * @has_timer: @timer was set up
  * @msg_mapped: @msg is DMA-mapped at @msg_dma
- * @internal: the connection's credit message, not a user operation
+ * @internal: not a user operation: the connection's credit message
+ *	(MRRC_INT_CREDIT) or a one-off control message freed once sent
+ *	(MRRC_INT_MSG)
+ * @withdrawing: an STCRW that timed out or was cancelled, waiting for the
+ *	peer's MSG_WITHDRAWN (still on conn->stcrw)
+ * @wd_status: the errno it then completes with
  * @nsge: entries of @sge
  * @nwr: send queue slots the posted operation holds
  * @handle: cache handle to release when the completion is polled
@@ -164,7 +173,9 @@ struct mrrc_op {
 	bool hashed;
 	bool has_timer;
 	bool msg_mapped;
-	bool internal;
+	u8 internal;
+	bool withdrawing;
+	int wd_status;
 	u8 nsge;
 	u16 nwr;
 	u32 handle;
@@ -179,6 +190,11 @@ struct mrrc_op {
 	struct ib_sge sge[MRRC_OP_SGE];
 	u64 msg_dma;
 	struct mrrc_msg msg;
+};
+
+enum mrrc_op_internal {
+	MRRC_INT_CREDIT = 1,
+	MRRC_INT_MSG,
 };
 
 enum mrrc_conn_kstate {
@@ -215,6 +231,7 @@ enum mrrc_conn_kstate {
  * @rx_unreturned: buffers the peer consumed and we have not returned
  * @sq_free: free send queue slots
  * @nops: operations outstanding (accepted, not yet polled)
+ * @nctrl: one-off control messages queued or in flight
  * @credit_busy: @credit_op is posted
  * @rx_live: @rx is DMA-mapped and may be reposted
  * @backlog: user operations waiting for the send queue, credits or an
@@ -263,6 +280,7 @@ struct mrrc_conn {
 	unsigned int rx_unreturned;
 	unsigned int sq_free;
 	unsigned int nops;
+	unsigned int nctrl;
 	bool credit_busy;
 	bool rx_live;
 	struct list_head backlog;
@@ -292,6 +310,8 @@ struct mrrc_conn {
 		u64 ctrl_sent;
 		u64 ctrl_recv;
 		u64 keepalives;
+		u64 withdrawn;		/* our STCRWs taken back */
+		u64 withdraw_lost;	/* ... without the peer's answer */
 	} st;
 };
 

@@ -51,6 +51,20 @@ static void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
 		mrrc_done_queue(op->conn->ctx, &op->done);
 }
 
+/*
+ * The work request of @op is done with or will never be posted: a one-off
+ * internal message is freed, a user operation finishes that part.
+ */
+static void mrrc_op_wr_finish(struct mrrc_op *op, int status)
+{
+	if (op->internal == MRRC_INT_MSG) {
+		op->conn->nctrl--;
+		kfree(op);
+	} else {
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+	}
+}
+
 static int mrrc_wc_errno(struct mrrc_conn *conn, enum ib_wc_status status)
 {
 	switch (status) {
@@ -114,6 +128,7 @@ static void mrrc_unsig_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc);
+static void mrrc_op_timeout(struct timer_list *t);
 
 /* ---- keepalive ---------------------------------------------------------- */
 
@@ -214,7 +229,7 @@ int mrrc_data_init(struct mrrc_conn *conn)
 	}
 
 	cop->conn = conn;
-	cop->internal = true;
+	cop->internal = MRRC_INT_CREDIT;
 	cop->cqe.done = mrrc_op_wr_done;
 	cop->msg.type = MRRC_MSG_CREDIT;
 	conn->credit_op = cop;
@@ -319,7 +334,7 @@ void mrrc_data_flush(struct mrrc_conn *conn, int status)
 	list_for_each_entry_safe(op, tmp, &conn->ctrlq, qnode) {
 		list_del(&op->qnode);
 		op->queued = false;
-		mrrc_op_part_done(op, MRRC_PART_WR, status);
+		mrrc_op_wr_finish(op, status);
 	}
 	list_for_each_entry_safe(op, tmp, &conn->backlog, qnode) {
 		list_del(&op->qnode);
@@ -334,7 +349,8 @@ void mrrc_data_flush(struct mrrc_conn *conn, int status)
 	hash_for_each_safe(conn->stcrw, bkt, n, op, hnode) {
 		hash_del(&op->hnode);
 		op->hashed = false;
-		mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		mrrc_op_part_done(op, MRRC_PART_PEER,
+				  op->withdrawing ? op->wd_status : status);
 	}
 	list_for_each_entry_safe(op, tmp, &conn->recvs, wnode) {
 		list_del_init(&op->wnode);
@@ -587,8 +603,23 @@ static void mrrc_credit_return(struct mrrc_conn *conn)
 }
 
 /*
+ * Credits a control message needs before it may go.  The last credit is
+ * kept for credit returns (MSG_CREDIT).  The one before it is kept from
+ * messages the peer holds on to (RECV and STCRW advertisements keep a
+ * receive buffer until used), so that however many the peer holds, a
+ * withdrawal and its answer can always go.
+ */
+static int mrrc_msg_credits_needed(const struct mrrc_op *op)
+{
+	if (!op->internal && (op->msg.type == MRRC_MSG_RECV_ADV ||
+			      op->msg.type == MRRC_MSG_STCRW))
+		return 3;
+	return 2;
+}
+
+/*
  * Post what can be posted: control messages first (keeping the last
- * credit for credit returns), then user operations in order.
+ * credits as above), then user operations in order.
  */
 static void mrrc_conn_kick(struct mrrc_conn *conn)
 {
@@ -600,14 +631,15 @@ static void mrrc_conn_kick(struct mrrc_conn *conn)
 	if (conn->state != MRRC_CS_ESTABLISHED)
 		return;
 
-	while (!list_empty(&conn->ctrlq) && conn->credits >= 2 &&
-	       conn->sq_free >= 1) {
+	while (!list_empty(&conn->ctrlq) && conn->sq_free >= 1) {
 		op = list_first_entry(&conn->ctrlq, struct mrrc_op, qnode);
+		if (conn->credits < mrrc_msg_credits_needed(op))
+			break;
 		list_del(&op->qnode);
 		op->queued = false;
 		ret = mrrc_post_msg(conn, op);
 		if (ret) {
-			mrrc_op_part_done(op, MRRC_PART_WR, ret);
+			mrrc_op_wr_finish(op, ret);
 			failed = true;
 		}
 	}
@@ -641,10 +673,10 @@ static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	conn->sq_free += op->nwr;
 	op->nwr = 0;
 	mrrc_msg_unmap(conn, op);
-	if (op->internal)
+	if (op->internal == MRRC_INT_CREDIT)
 		conn->credit_busy = false;
 	else
-		mrrc_op_part_done(op, MRRC_PART_WR, status);
+		mrrc_op_wr_finish(op, status);
 	mrrc_conn_kick(conn);
 	spin_unlock_bh(&conn->lock);
 
@@ -671,6 +703,106 @@ static struct mrrc_rx *mrrc_arrived_find(struct mrrc_conn *conn, u64 tag)
 		if (le64_to_cpu(rx->msg->tag) == tag)
 			return rx;
 	return NULL;
+}
+
+/*
+ * Queue a one-off control message (conn->lock held, any context).  At
+ * most MRRC_RX_DEPTH wait: a peer that sends withdrawals and never
+ * returns credits does not make the queue grow without bound.
+ * Return: 0, -ENOBUFS or -ENOMEM.
+ */
+static int mrrc_ctrl_send(struct mrrc_conn *conn, u8 type, u64 tag)
+{
+	struct mrrc_op *m;
+
+	if (conn->nctrl >= MRRC_RX_DEPTH)
+		return -ENOBUFS;
+	m = kzalloc(sizeof(*m), GFP_ATOMIC);
+	if (!m)
+		return -ENOMEM;
+	conn->nctrl++;
+	m->conn = conn;
+	m->internal = MRRC_INT_MSG;
+	m->cqe.done = mrrc_op_wr_done;
+	m->msg.type = type;
+	m->msg.tag = cpu_to_le64(tag);
+	m->queued = true;
+	/*
+	 * Ahead of advertisements waiting for credits: the STCRW a
+	 * withdrawal names has left already (one still queued is simply
+	 * dropped), and the answer to one must not wait behind them.
+	 */
+	list_add(&m->qnode, &conn->ctrlq);
+	mrrc_conn_kick(conn);
+	return 0;
+}
+
+/*
+ * Our STCRW @op timed out or was cancelled (conn->lock held; it is on
+ * conn->stcrw).  If its message never left, it simply ends.  Otherwise
+ * the peer is asked to forget it (MSG_WITHDRAW), and it completes with
+ * @status when the peer says nothing more will land (MSG_WITHDRAWN), or
+ * after MRRC_WITHDRAW_WAIT without an answer.
+ */
+static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
+				int status)
+{
+	if (op->queued) {
+		list_del(&op->qnode);
+		op->queued = false;
+		hash_del(&op->hnode);
+		op->hashed = false;
+		mrrc_op_part_done(op, MRRC_PART_WR, status);
+		mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		return;
+	}
+	op->withdrawing = true;
+	op->wd_status = status;
+	if (conn->state == MRRC_CS_CLOSED ||
+	    mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAW, op->done.cqe.tag)) {
+		/* No way to ask: the exposure still ends at POLL. */
+		hash_del(&op->hnode);
+		op->hashed = false;
+		conn->st.withdraw_lost++;
+		mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		return;
+	}
+	if (!op->has_timer) {
+		op->has_timer = true;
+		timer_setup(&op->timer, mrrc_op_timeout, 0);
+	}
+	mod_timer(&op->timer, jiffies + MRRC_WITHDRAW_WAIT);
+}
+
+/*
+ * The peer withdraws its STCRW @tag (conn->lock held): free its entry, or
+ * fail the CRW matched to it that has not been posted yet; then answer.
+ * A CRW already posted has written and sent MSG_CRW_DONE before the
+ * answer, so the peer learns that first.
+ */
+static void mrrc_stcrw_withdrawn_by_peer(struct mrrc_conn *conn, u64 tag)
+{
+	struct mrrc_rx *rx = mrrc_arrived_find(conn, tag);
+	struct mrrc_op *op;
+
+	if (rx) {
+		hash_del(&rx->hnode);
+		mrrc_rx_repost(conn, rx);
+	} else {
+		list_for_each_entry(op, &conn->backlog, qnode) {
+			if (op->opcode != MRRC_OP_CRW || !op->peer ||
+			    le64_to_cpu(op->peer->msg->tag) != tag)
+				continue;
+			list_del(&op->qnode);
+			op->queued = false;
+			mrrc_rx_repost(conn, op->peer);
+			op->peer = NULL;
+			mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
+			break;
+		}
+	}
+	/* Without memory the peer gives up waiting after a while. */
+	mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAWN, tag);
 }
 
 /* A CRW meets its STCRW: it goes to the back of the send queue. */
@@ -741,7 +873,11 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 		}
 		break;
 	case MRRC_MSG_CRW_DONE:
-		/* Unknown tags were cancelled or timed out here: ignore. */
+		/*
+		 * Unknown tags ended here without a withdrawal: ignore.  One
+		 * being withdrawn landed before the peer saw the withdrawal:
+		 * it completes as it went.
+		 */
 		op = mrrc_tag_lookup(conn->stcrw, tag);
 		if (op) {
 			hash_del(&op->hnode);
@@ -749,6 +885,19 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
 						      op->len);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
+		}
+		break;
+	case MRRC_MSG_WITHDRAW:
+		mrrc_stcrw_withdrawn_by_peer(conn, tag);
+		break;
+	case MRRC_MSG_WITHDRAWN:
+		/* Only for a withdrawal we asked for. */
+		op = mrrc_tag_lookup(conn->stcrw, tag);
+		if (op && op->withdrawing) {
+			hash_del(&op->hnode);
+			op->hashed = false;
+			conn->st.withdrawn++;
+			mrrc_op_part_done(op, MRRC_PART_PEER, op->wd_status);
 		}
 		break;
 	default:
@@ -817,16 +966,20 @@ static void mrrc_op_timeout(struct timer_list *t)
 	struct mrrc_conn *conn = op->conn;
 
 	spin_lock_bh(&conn->lock);
-	if (op->hashed) {
+	if (!op->hashed) {
+		/* Matched, answered or flushed meanwhile. */
+	} else if (op->withdrawing) {
+		/* The peer never answered the withdrawal. */
 		hash_del(&op->hnode);
 		op->hashed = false;
-		if (op->queued) {
-			list_del(&op->qnode);
-			op->queued = false;
-			mrrc_op_part_done(op, MRRC_PART_WR, -ETIMEDOUT);
-		}
-		mrrc_op_part_done(op, op->opcode == MRRC_OP_CRW ?
-				  MRRC_PART_WR : MRRC_PART_PEER, -ETIMEDOUT);
+		conn->st.withdraw_lost++;
+		mrrc_op_part_done(op, MRRC_PART_PEER, op->wd_status);
+	} else if (op->opcode == MRRC_OP_STCRW) {
+		mrrc_stcrw_withdraw(conn, op, -ETIMEDOUT);
+	} else {
+		hash_del(&op->hnode);
+		op->hashed = false;
+		mrrc_op_part_done(op, MRRC_PART_WR, -ETIMEDOUT);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -1108,16 +1261,14 @@ int mrrc_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd)
 					  mrrc_tag_lookup(conn->stcrw, cmd->tag);
 	if (!op) {
 		ret = -ENOENT;
+	} else if (op->withdrawing) {
+		ret = -EALREADY;
+	} else if (op->opcode == MRRC_OP_STCRW) {
+		mrrc_stcrw_withdraw(conn, op, -ECANCELED);
 	} else {
 		hash_del(&op->hnode);
 		op->hashed = false;
-		if (op->queued) {
-			list_del(&op->qnode);
-			op->queued = false;
-			mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
-		}
-		mrrc_op_part_done(op, cmd->opcode == MRRC_OP_CRW ?
-				  MRRC_PART_WR : MRRC_PART_PEER, -ECANCELED);
+		mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
 	}
 	spin_unlock_bh(&conn->lock);
 out:

@@ -20,6 +20,8 @@
 
 #define TMO_MS		20000
 #define MiB		(1024 * 1024)
+/* The module's receive buffers per connection (kmod/conn.h). */
+#define MRRC_TEST_RX_DEPTH	128
 
 #include "mrrc_dp_test.h"
 
@@ -607,6 +609,106 @@ TEST_F(data, cancel_and_duplicates)
 				 77));
 	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
 	EXPECT_EQ(-ECANCELED, c.status);
+}
+
+/*
+ * STCRWs that time out are withdrawn from the peer: more of them than the
+ * peer has receive buffers leave the connection working (without the
+ * withdrawal each kept a buffer and a credit, and 127 stalled the control
+ * channel), and a CRW posted afterwards under one of their tags matches
+ * nothing and writes nothing.
+ */
+TEST_F(data, stale_stcrws_are_withdrawn)
+{
+	const unsigned int n = 200;
+	uint64_t t0 = now_ns();
+	struct mrrc_conn_query q;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	unsigned int i;
+
+	memset(self->sbuf, 0x33, 8192);
+	for (i = 0; i < n; i++) {
+		w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 64, i);
+		w.tag = 1 + i;
+		w.deadline_ns = t0 + 300000000;
+		ASSERT_EQ(0, post1(self->p.sfd, w));
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+		ASSERT_EQ(-ETIMEDOUT, c.status) TH_LOG("tag %llu",
+						       (unsigned long long)c.tag);
+	}
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.sconn, &q));
+	EXPECT_EQ(0, q.withdraw_lost);
+	/* All that reached the peer: all it could hold. */
+	EXPECT_LE(MRRC_TEST_RX_DEPTH - 3, q.withdrawn);
+
+	/* A late CRW under a withdrawn tag waits, expires, writes nothing. */
+	fill(self->cbuf, 64, 5);
+	w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 1000);
+	w.tag = 5;
+	w.deadline_ns = now_ns() + 300000000;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0x33, self->sbuf[i]);
+
+	/* The connection still carries CRW/STCRW. */
+	w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf + 4096, 64, 2000);
+	w.tag = 9999;
+	ASSERT_EQ(0, post1(self->p.sfd, w));
+	w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 2001);
+	w.tag = 9999;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(0, c.status);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(0, c.status);
+	EXPECT_EQ(64, c.byte_len);
+	EXPECT_EQ(0, check(self->sbuf + 4096, 64, 5));
+}
+
+/* A cancelled STCRW the peer already holds is withdrawn the same way. */
+TEST_F(data, cancelled_stcrw_is_withdrawn)
+{
+	struct mrrc_conn_query q0, q;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	int64_t end;
+	int r;
+
+	memset(self->sbuf, 0x44, 64);
+	ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q0));
+	w = wr(self->p.sconn, MRRC_OP_STCRW, self->sbuf, 64, 1);
+	w.tag = 7;
+	ASSERT_EQ(0, post1(self->p.sfd, w));
+	/* Wait until the peer has it. */
+	end = now_ms() + TMO_MS;
+	do {
+		ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q));
+		ASSERT_GT(end, now_ms());
+	} while (q.ctrl_recv == q0.ctrl_recv && !usleep(1000));
+
+	ASSERT_EQ(0, mrrc_cancel(self->p.sfd, self->p.sconn, MRRC_OP_STCRW,
+				 7));
+	/* Being withdrawn, or already gone. */
+	r = mrrc_cancel(self->p.sfd, self->p.sconn, MRRC_OP_STCRW, 7);
+	EXPECT_TRUE(r == -EALREADY || r == -ENOENT) TH_LOG("%d", r);
+	ASSERT_EQ(0, reap(self->p.sfd, &c, 1));
+	EXPECT_EQ(-ECANCELED, c.status);
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.sconn, &q));
+	EXPECT_EQ(1, q.withdrawn);
+
+	w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 2);
+	w.tag = 7;
+	w.deadline_ns = now_ns() + 300000000;
+	ASSERT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	EXPECT_EQ(0x44, self->sbuf[0]);
+	EXPECT_EQ(0x44, self->sbuf[63]);
 }
 
 TEST_F(data, bad_operations_are_refused)

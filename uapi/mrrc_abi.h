@@ -767,6 +767,11 @@ enum mrrc_conn_state {
  * @crw_matched: out, CRWs posted from the completion path on a match
  * @ctrl_sent: out, control messages sent to the peer module
  * @ctrl_recv: out, control messages received from it
+ * @keepalives: out, keepalive probes sent
+ * @withdrawn: out, timed-out or cancelled STCRWs the peer confirmed it
+ *	forgot
+ * @withdraw_lost: out, ones that completed without that confirmation
+ *	(no answer in 5 s, no memory to ask, or the connection closed)
  */
 struct mrrc_conn_query {
 	__u32 size;
@@ -782,6 +787,8 @@ struct mrrc_conn_query {
 	__aligned_u64 ctrl_sent;
 	__aligned_u64 ctrl_recv;
 	__aligned_u64 keepalives;
+	__aligned_u64 withdrawn;
+	__aligned_u64 withdraw_lost;
 };
 
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
