@@ -1249,6 +1249,7 @@ static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *s
 	st->inv_chains = fs.inv_chains;
 	st->qp_resets = fs.qp_resets;
 	st->fast_fallbacks = fs.fallbacks;
+	st->reg_timeouts = fs.timeouts;
 }
 
 void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)

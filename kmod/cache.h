@@ -149,6 +149,7 @@ struct mrrc_frwr_stats {
 	u64 inv_wrs;
 	u64 inv_chains;
 	u64 qp_resets;
+	u64 timeouts;
 	u64 fallbacks;
 };
 

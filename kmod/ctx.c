@@ -2,6 +2,7 @@
 /*
  * mrrc - file contexts: creation, binding to a device, teardown.
  */
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -174,7 +175,7 @@ int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
 		goto out_unlock;
 	}
 
-	dev = mrrc_device_get_by_name(name);
+	dev = mrrc_device_get_by_name(current->nsproxy->net_ns, name);
 	if (!dev) {
 		ret = -ENODEV;
 		goto out_unlock;

@@ -91,18 +91,24 @@ void mrrc_client_unregister(void)
 
 /**
  * mrrc_device_get_by_name() - look up a registered device by name
+ * @net: the caller's network namespace
  * @name: NUL-terminated device name
+ *
+ * A device the RDMA subsystem does not let @net use (exclusive netns mode,
+ * device in another namespace: rdma_dev_access_netns()) is not there.
  *
  * Return: the device with a reference the caller must drop with
  * mrrc_device_put(), or NULL if no registered device has that name.
  */
-struct mrrc_device *mrrc_device_get_by_name(const char *name)
+struct mrrc_device *mrrc_device_get_by_name(const struct net *net,
+					    const char *name)
 {
 	struct mrrc_device *dev, *found = NULL;
 
 	mutex_lock(&mrrc_devices_lock);
 	list_for_each_entry(dev, &mrrc_devices, node) {
-		if (!strcmp(dev->name, name)) {
+		if (!strcmp(dev->name, name) &&
+		    rdma_dev_access_netns(dev->ibdev, net)) {
 			kref_get(&dev->ref);
 			found = dev;
 			break;
@@ -112,14 +118,15 @@ struct mrrc_device *mrrc_device_get_by_name(const char *name)
 	return found;
 }
 
-unsigned int mrrc_device_count(void)
+/* How many registered devices @net may use. */
+unsigned int mrrc_device_count(const struct net *net)
 {
 	struct mrrc_device *dev;
 	unsigned int n = 0;
 
 	mutex_lock(&mrrc_devices_lock);
 	list_for_each_entry(dev, &mrrc_devices, node)
-		n++;
+		n += rdma_dev_access_netns(dev->ibdev, net);
 	mutex_unlock(&mrrc_devices_lock);
 	return n;
 }
@@ -168,21 +175,24 @@ static void mrrc_fill_dev_info(const struct mrrc_device *dev,
 }
 
 /**
- * mrrc_device_list() - snapshot the registered devices
+ * mrrc_device_list() - snapshot the registered devices @net may use
+ * @net: the caller's network namespace
  * @info: array of @max entries to fill (may be NULL if @max is 0)
  * @max: room in @info
- * @total: set to the number of registered devices
+ * @total: set to the number of those devices
  *
  * Return: 0.  min(@max, *@total) entries are written, in registration order.
  */
-int mrrc_device_list(struct mrrc_dev_info *info, unsigned int max,
-		     unsigned int *total)
+int mrrc_device_list(const struct net *net, struct mrrc_dev_info *info,
+		     unsigned int max, unsigned int *total)
 {
 	struct mrrc_device *dev;
 	unsigned int n = 0;
 
 	mutex_lock(&mrrc_devices_lock);
 	list_for_each_entry(dev, &mrrc_devices, node) {
+		if (!rdma_dev_access_netns(dev->ibdev, net))
+			continue;
 		if (n < max)
 			mrrc_fill_dev_info(dev, &info[n]);
 		n++;
@@ -192,14 +202,19 @@ int mrrc_device_list(struct mrrc_dev_info *info, unsigned int max,
 	return 0;
 }
 
-static struct mrrc_device *mrrc_device_find_locked(u32 index)
+static struct mrrc_device *mrrc_device_find_locked(const struct net *net,
+						  u32 index)
 {
 	struct mrrc_device *dev;
 
 	lockdep_assert_held(&mrrc_devices_lock);
-	list_for_each_entry(dev, &mrrc_devices, node)
-		if (dev->index == index)
-			return dev;
+	list_for_each_entry(dev, &mrrc_devices, node) {
+		if (dev->index != index)
+			continue;
+		if (!rdma_dev_access_netns(dev->ibdev, net))
+			return NULL;
+		return dev;
+	}
 	return NULL;
 }
 
@@ -261,6 +276,7 @@ static u32 mrrc_link_layer(struct ib_device *ibdev, u32 port)
 
 /**
  * mrrc_port_query() - query one port of a device and its populated GIDs
+ * @net: the caller's network namespace: a device it may not use is not there
  * @dev_index: ib_core index of the device
  * @port: port number
  * @pq: output attributes; @pq->gid_count is set to the number of
@@ -274,8 +290,9 @@ static u32 mrrc_link_layer(struct ib_device *ibdev, u32 port)
  * Return: 0, -ENODEV if no registered device has @dev_index, -EINVAL if
  * @port is not a port of the device, or the error of ib_query_port().
  */
-int mrrc_port_query(u32 dev_index, u32 port, struct mrrc_port_query *pq,
-		    struct mrrc_gid_entry *gids, unsigned int max)
+int mrrc_port_query(const struct net *net, u32 dev_index, u32 port,
+		    struct mrrc_port_query *pq, struct mrrc_gid_entry *gids,
+		    unsigned int max)
 {
 	struct ib_port_attr attr;
 	struct mrrc_device *dev;
@@ -283,7 +300,7 @@ int mrrc_port_query(u32 dev_index, u32 port, struct mrrc_port_query *pq,
 	int ret;
 
 	mutex_lock(&mrrc_devices_lock);
-	dev = mrrc_device_find_locked(dev_index);
+	dev = mrrc_device_find_locked(net, dev_index);
 	if (!dev) {
 		ret = -ENODEV;
 		goto out_unlock;

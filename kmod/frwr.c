@@ -44,6 +44,12 @@
 #define MRRC_FRWR_LOW		4
 #define MRRC_FRWR_HIGH		16
 #define MRRC_FRWR_AGE_PERIOD	(10 * HZ)
+/*
+ * How long a chain may take before it counts as lost, and then how long
+ * its flush may take before the queue pair is replaced.
+ */
+#define MRRC_FRWR_WAIT_S	30
+#define MRRC_FRWR_WAIT_NS	((u64)MRRC_FRWR_WAIT_S * NSEC_PER_SEC)
 
 struct mrrc_frwr_class {
 	unsigned int pages;		/* MR capacity in pages */
@@ -220,7 +226,8 @@ static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
  * The cache mutex serialises every user of the CQ, as IB_POLL_DIRECT
  * requires.
  */
-static void mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
+static bool mrrc_frwr_poll_until(struct mrrc_frwr *f, struct mrrc_frwr_wait *w,
+				 u64 give_up)
 {
 	u64 spin_until = ktime_get_ns() + 50 * NSEC_PER_USEC;
 
@@ -229,12 +236,59 @@ static void mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 		local_bh_enable();
 		ib_process_cq_direct(f->cq, -1);
 		if (completion_done(&w->done))
-			return;
+			return true;
+		if (ktime_get_ns() > give_up)
+			return false;
 		if (ktime_get_ns() < spin_until)
 			cpu_relax();
 		else
 			usleep_range(5, 20);
 	}
+}
+
+/* Fault injection: -ETIMEDOUT makes the next wait count as lost at once. */
+static noinline int mrrc_frwr_wait_check(void)
+{
+	return 0;
+}
+
+ALLOW_ERROR_INJECTION(mrrc_frwr_wait_check, ERRNO);
+
+static int mrrc_frwr_qp_open(struct mrrc_frwr *f);
+
+/*
+ * Wait for @w.  A chain that has not completed in MRRC_FRWR_WAIT_NS is
+ * lost (a device that stopped answering): the queue pair goes to the
+ * error state, which flushes it, and is started over; if even the flush
+ * does not come, the queue pair is destroyed (after which nothing refers
+ * to @w) and a new one made.  Either way nobody waits for ever with the
+ * context's locks held.
+ *
+ * Return: 0, or -ETIMEDOUT when the chain was lost: whatever it did to its
+ * MRs is unknown.
+ */
+static int mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	u64 give_up = ktime_get_ns() + MRRC_FRWR_WAIT_NS;
+
+	if (!mrrc_frwr_wait_check() && mrrc_frwr_poll_until(f, w, give_up))
+		return 0;
+
+	f->st.timeouts++;
+	pr_warn_ratelimited("mrrc: a registration work request got no completion in %d s\n",
+			    MRRC_FRWR_WAIT_S);
+	if (!ib_modify_qp(f->qp, &attr, IB_QP_STATE) &&
+	    mrrc_frwr_poll_until(f, w, ktime_get_ns() + MRRC_FRWR_WAIT_NS)) {
+		mrrc_frwr_qp_recover(f);
+		return -ETIMEDOUT;
+	}
+	ib_destroy_qp(f->qp);
+	f->qp = NULL;
+	ib_process_cq_direct(f->cq, -1);
+	if (mrrc_frwr_qp_open(f))
+		pr_warn_ratelimited("mrrc: cannot replace the registration QP\n");
+	return -ETIMEDOUT;
 }
 
 /* Post a chain and wait for its last work request. */
@@ -244,6 +298,8 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 {
 	int ret;
 
+	if (!f->qp)
+		return -EIO;
 	ret = ib_post_send(f->qp, first, NULL);
 	if (ret) {
 		/*
@@ -254,7 +310,9 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 		mrrc_frwr_qp_recover(f);
 		return ret;
 	}
-	mrrc_frwr_wait_done(f, w);
+	ret = mrrc_frwr_wait_done(f, w);
+	if (ret)
+		return ret;
 	if (w->error) {
 		mrrc_frwr_qp_recover(f);
 		return -EIO;
@@ -408,11 +466,38 @@ static void mrrc_frwr_work(struct work_struct *work)
 
 /* ---- lifetime ----------------------------------------------------------- */
 
+/* Make the registration queue pair and connect it to itself. */
+static int mrrc_frwr_qp_open(struct mrrc_frwr *f)
+{
+	struct ib_qp_init_attr init = {};
+	struct ib_qp *qp;
+	int ret;
+
+	init.send_cq = f->cq;
+	init.recv_cq = f->cq;
+	init.cap.max_send_wr = MRRC_FRWR_SQ_DEPTH;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.qp_type = IB_QPT_RC;
+	init.port_num = f->port;
+	qp = ib_create_qp(f->pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	f->qp = qp;
+	ret = mrrc_frwr_qp_connect(f);
+	if (ret) {
+		ib_destroy_qp(qp);
+		f->qp = NULL;
+	}
+	return ret;
+}
+
 static noinline struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
 {
 	struct ib_device *dev = pd->device;
 	u32 maxp = dev->attrs.max_fast_reg_page_list_len;
-	struct ib_qp_init_attr init = {};
 	struct mrrc_frwr *f;
 	unsigned int p;
 	int ret;
@@ -441,29 +526,13 @@ static noinline struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
 		ret = PTR_ERR(f->cq);
 		goto err_free;
 	}
-	init.send_cq = f->cq;
-	init.recv_cq = f->cq;
-	init.cap.max_send_wr = MRRC_FRWR_SQ_DEPTH;
-	init.cap.max_recv_wr = 1;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	init.qp_type = IB_QPT_RC;
-	init.port_num = f->port;
-	f->qp = ib_create_qp(pd, &init);
-	if (IS_ERR(f->qp)) {
-		ret = PTR_ERR(f->qp);
-		goto err_cq;
-	}
-	ret = mrrc_frwr_qp_connect(f);
+	ret = mrrc_frwr_qp_open(f);
 	if (ret)
-		goto err_qp;
+		goto err_cq;
 
 	mod_delayed_work(system_wq, &f->work, 0);
 	return f;
 
-err_qp:
-	ib_destroy_qp(f->qp);
 err_cq:
 	ib_free_cq(f->cq);
 err_free:
@@ -490,7 +559,8 @@ void mrrc_frwr_destroy(struct mrrc_frwr *f)
 		list_for_each_entry_safe(fm, tmp, &f->cls[c].free, node)
 			mrrc_frwr_mr_free(f, fm);
 	}
-	ib_destroy_qp(f->qp);
+	if (f->qp)
+		ib_destroy_qp(f->qp);
 	ib_free_cq(f->cq);
 	kfree(f);
 }
@@ -674,7 +744,7 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	rw.access = mrrc_ib_access(r->access);
 	f->st.reg_wrs++;
 	ret = mrrc_frwr_post_wait(f, &rw.wr, &w);
-	if (ret == -EIO) {
+	if (ret == -EIO || ret == -ETIMEDOUT) {
 		/*
 		 * The REG_MR failed on the wire: its rkey may be valid.  The
 		 * MR goes before the pages are given back, never after.

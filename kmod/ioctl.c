@@ -11,6 +11,7 @@
  * leaves behind a change the caller cannot see.
  */
 #include <linux/fs.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -83,7 +84,7 @@ static int mrrc_cmd_query(struct mrrc_ucmd *ucmd)
 		return -EINVAL;
 
 	q->abi_version = MRRC_ABI_VERSION;
-	q->num_devices = mrrc_device_count();
+	q->num_devices = mrrc_device_count(current->nsproxy->net_ns);
 	q->features = MRRC_FEATURE_DEVICES | MRRC_FEATURE_CACHE |
 		      MRRC_FEATURE_DATA;
 	q->last_cmd = MRRC_CMD_LAST;
@@ -109,13 +110,14 @@ static int mrrc_cmd_dev_list(struct mrrc_ucmd *ucmd)
 		return -EINVAL;
 
 	/* Snapshot under the device lock, copy out without it. */
-	n = min_t(u32, dl->count, mrrc_device_count() + 1);
+	n = min_t(u32, dl->count,
+		  mrrc_device_count(current->nsproxy->net_ns) + 1);
 	if (n) {
 		info = kcalloc(n, sizeof(*info), GFP_KERNEL);
 		if (!info)
 			return -ENOMEM;
 	}
-	ret = mrrc_device_list(info, n, &total);
+	ret = mrrc_device_list(current->nsproxy->net_ns, info, n, &total);
 	if (ret)
 		goto out;
 
@@ -148,7 +150,8 @@ static int mrrc_cmd_port_query(struct mrrc_ucmd *ucmd)
 		if (!gids)
 			return -ENOMEM;
 	}
-	ret = mrrc_port_query(pq->dev_index, pq->port_num, pq, gids, n);
+	ret = mrrc_port_query(current->nsproxy->net_ns, pq->dev_index,
+			      pq->port_num, pq, gids, n);
 	if (!ret)
 		ret = mrrc_copy_records(pq->gids, pq->gid_entry_size, gids,
 					sizeof(*gids), min(n, pq->gid_count));

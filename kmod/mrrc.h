@@ -112,13 +112,15 @@ extern uint mrrc_max_handles;
 /* device.c */
 int mrrc_client_register(void);
 void mrrc_client_unregister(void);
-struct mrrc_device *mrrc_device_get_by_name(const char *name);
+struct mrrc_device *mrrc_device_get_by_name(const struct net *net,
+					    const char *name);
 void mrrc_device_put(struct mrrc_device *dev);
-unsigned int mrrc_device_count(void);
-int mrrc_device_list(struct mrrc_dev_info *info, unsigned int max,
-		     unsigned int *total);
-int mrrc_port_query(u32 dev_index, u32 port, struct mrrc_port_query *pq,
-		    struct mrrc_gid_entry *gids, unsigned int max);
+unsigned int mrrc_device_count(const struct net *net);
+int mrrc_device_list(const struct net *net, struct mrrc_dev_info *info,
+		     unsigned int max, unsigned int *total);
+int mrrc_port_query(const struct net *net, u32 dev_index, u32 port,
+		    struct mrrc_port_query *pq, struct mrrc_gid_entry *gids,
+		    unsigned int max);
 
 /* ctx.c */
 struct mrrc_ctx *mrrc_ctx_create(void);

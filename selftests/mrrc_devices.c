@@ -4,6 +4,7 @@
  * `rdma link` and `ibv_devinfo`.
  */
 #include <dirent.h>
+#include <sched.h>
 #include <endian.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -267,6 +268,64 @@ TEST(second_device)
 	ASSERT_EQ(0, list_devices(devs, &n));
 	ASSERT_EQ(1, n);
 	ASSERT_EQ(NULL, find_dev(devs, n, "rxe1"));
+}
+
+/*
+ * In a network namespace of its own a process sees the devices the RDMA
+ * subsystem lets it use: all of them in shared mode (rdma system netns
+ * shared, the default), none of init_net's in exclusive mode.  Returns
+ * what the child found: devices listed, or the negative errno of bind.
+ */
+static int in_new_netns(bool bind)
+{
+	unsigned int n = 0;
+	struct mrrc_query q;
+	int st, fd, r;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (unshare(CLONE_NEWNET))
+			_exit(200);
+		fd = mrrc_open(0);
+		if (fd < 0)
+			_exit(201);
+		if (bind) {
+			r = mrrc_bind(fd, RXE_DEV, NULL);
+			_exit(r < 0 ? -r : 0);
+		}
+		if (mrrc_query(fd, &q) || mrrc_dev_list(fd, NULL, &n) ||
+		    q.num_devices != n)
+			_exit(202);
+		_exit(n);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -ECHILD;
+	r = WEXITSTATUS(st);
+	return bind ? -r : r;
+}
+
+TEST(devices_follow_rdma_netns_mode)
+{
+	int i;
+
+	if (sh("rdma system show 2>/dev/null | grep -q 'netns shared'"))
+		SKIP(return, "rdma netns mode is not shared, or no rdma tool");
+	EXPECT_EQ(1, in_new_netns(false));
+	EXPECT_EQ(0, in_new_netns(true));
+	/* Only while no other network namespace exists. */
+	if (sh("rdma system set netns exclusive"))
+		SKIP(return, "cannot switch to exclusive netns mode");
+	EXPECT_EQ(0, in_new_netns(false));
+	EXPECT_EQ(-ENODEV, in_new_netns(true));
+	/* init_net still has its device. */
+	EXPECT_LE(0, close(open_bound(RXE_DEV)));
+	/* Back to shared once the child's namespace is gone (async). */
+	for (i = 0; i < 100 && sh("rdma system set netns shared"); i++)
+		usleep(100000);
+	EXPECT_EQ(0, sh("rdma system show | grep -q 'netns shared'"));
 }
 
 /* The tool prints what the module reports. */

@@ -131,6 +131,7 @@ static const struct fn {
 	{ "mrrc_frwr_qp_connect", -ENOMEM, FN_SYNC },
 	{ "mrrc_frwr_pin", -EFAULT, FN_SYNC },
 	{ "mrrc_frwr_post_wait", -EIO, FN_SYNC },
+	{ "mrrc_frwr_wait_check", -ETIMEDOUT, FN_SYNC },
 	{ "mrrc_conn_alloc", 0, FN_SYNC | FN_ASYNC },
 	{ "mrrc_conn_create_qp", -ENOMEM, FN_ASYNC },
 	{ "mrrc_data_init", -ENOMEM, FN_ASYNC },
@@ -577,8 +578,11 @@ static const int E_CONNECT[] = { ENOMEM, ENOBUFS, 0 };
  * driver's error (rxe: ENFILE when it cannot allocate the QP's socket).
  */
 static const int E_REG_FIRST[] = { ENOMEM, ENFILE, 0 };
-/* Registration: pinning fails with EFAULT, a REG_MR work request with EIO. */
-static const int E_REG[] = { ENOMEM, EFAULT, EIO, 0 };
+/*
+ * Registration: pinning fails with EFAULT, a REG_MR work request with EIO,
+ * or ETIMEDOUT when it gets no completion.
+ */
+static const int E_REG[] = { ENOMEM, EFAULT, EIO, ETIMEDOUT, 0 };
 
 #define FI_REQUIRE() do {						\
 	if (!fi_ok && !dry)						\

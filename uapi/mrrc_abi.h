@@ -493,6 +493,8 @@ struct mrrc_cache_stats {
 	__aligned_u64 exposures;	/* exposure MRs registered */
 	__aligned_u64 exposed;		/* now: exposure MRs with a live key */
 	__aligned_u64 expo_ordinary;	/* of @exposures: by ib_reg_user_mr() */
+	/* registration chains lost: no completion in 30 s (QP restarted) */
+	__aligned_u64 reg_timeouts;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

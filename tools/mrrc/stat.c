@@ -42,7 +42,8 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"fast fallbacks          %" PRIu64 "\n"
 		"whole ranges            %" PRIu64 "\n"
 		"exposures               %" PRIu64 " (%" PRIu64
-		" ordinary), %" PRIu64 " live\n",
+		" ordinary), %" PRIu64 " live\n"
+		"lost registration WRs   %" PRIu64 "\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
@@ -62,7 +63,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->inv_chains, (uint64_t)s->qp_resets,
 		(uint64_t)s->fast_fallbacks, (uint64_t)s->whole_ranges,
 		(uint64_t)s->exposures, (uint64_t)s->expo_ordinary,
-		(uint64_t)s->exposed);
+		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts);
 }
 
 /* One line of "mrrc stat -i": rates over @secs and the gauges now. */
