@@ -202,8 +202,8 @@ int mrrc_device_list(const struct net *net, struct mrrc_dev_info *info,
 	return 0;
 }
 
-static struct mrrc_device *mrrc_device_find_locked(const struct net *net,
-						  u32 index)
+static struct mrrc_device *
+mrrc_device_find_locked(const struct net *net, u32 index)
 {
 	struct mrrc_device *dev;
 
