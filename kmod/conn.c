@@ -30,10 +30,25 @@
 
 #define MRRC_RESOLVE_TIMEOUT_MS	2000
 
+/*
+ * @conn, a connection request, is no longer pending on its listener:
+ * accepted, rejected, closed or destroyed.  Any number of calls.
+ */
+static void mrrc_conn_unpend(struct mrrc_conn *conn)
+{
+	struct mrrc_conn *lis = xchg(&conn->lis, NULL);
+
+	if (lis) {
+		atomic_dec(&lis->pending);
+		mrrc_conn_put(lis);
+	}
+}
+
 static void mrrc_conn_free(struct kref *ref)
 {
 	struct mrrc_conn *conn = container_of(ref, struct mrrc_conn, ref);
 
+	mrrc_conn_unpend(conn);
 	kfree(conn->rx);
 	kfree(conn->rx_msgs);
 	kfree(conn);
@@ -152,6 +167,7 @@ void mrrc_conn_fail(struct mrrc_conn *conn, int status)
 /* Close from a CM handler: flush, move the QP to error and wait. */
 static void mrrc_conn_close(struct mrrc_conn *conn, int event, int status)
 {
+	mrrc_conn_unpend(conn);
 	mrrc_data_flush(conn, status);
 	if (conn->qp && !conn->drained) {
 		ib_drain_qp(conn->qp);
@@ -258,7 +274,8 @@ static u8 mrrc_rd_atom(struct ib_device *dev)
 /*
  * A connection's id in its context.  Ids run from 1 to max_conns, so a
  * context holds at most that many connections and listeners: -EMFILE
- * beyond (incoming requests are then rejected).
+ * beyond (incoming requests are then rejected).  With @conn NULL the id
+ * is only reserved (lookups find nothing) until xa_store().
  */
 static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 			      u32 *id)
@@ -282,16 +299,26 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 
 	/*
 	 * An error return makes the RDMA CM destroy @id, which rejects the
-	 * request.
+	 * request.  Nothing is built for a request that is refused: not
+	 * beyond the listener's backlog, not beyond max_conns.
 	 */
 	if (id->device != lis->ibdev ||
 	    !mrrc_pdata_ok(ev->param.conn.private_data,
 			   ev->param.conn.private_data_len))
 		return -EINVAL;
+	if (atomic_inc_return(&lis->pending) > lis->max_pending) {
+		atomic_dec(&lis->pending);
+		lis->st.refused++;
+		return -EBUSY;
+	}
 
 	conn = mrrc_conn_alloc(ctx, false);
-	if (!conn)
+	if (!conn) {
+		atomic_dec(&lis->pending);
 		return -ENOMEM;
+	}
+	kref_get(&lis->ref);
+	conn->lis = lis;
 	conn->state = MRRC_CS_REQUESTED;
 	conn->pd = lis->pd;
 	conn->cm_id = id;
@@ -300,23 +327,25 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 	memcpy(&conn->peer_addr, &id->route.addr.dst_addr,
 	       sizeof(conn->peer_addr));
 
+	ret = mrrc_conn_id_alloc(ctx, NULL, &cid);
+	if (ret) {
+		lis->st.refused++;
+		goto out_free;
+	}
 	ret = mrrc_conn_create_qp(conn, id, lis->pd);
 	if (ret)
-		goto out_free;
-	ret = mrrc_conn_id_alloc(ctx, conn, &cid);
-	if (ret)
-		goto out_qp;
+		goto out_id;
 	conn->id = cid;
+	/* Into the reserved slot: no allocation, cannot fail. */
+	WARN_ON(xa_is_err(xa_store(&ctx->conns, cid, conn, GFP_ATOMIC)));
 
 	/* Reported under the new connection, with the listener's cookie. */
 	__mrrc_conn_event(conn, MRRC_EVENT_CONNECT_REQUEST, 0, lis->user_data,
 			  lis->id);
 	return 0;
 
-out_qp:
-	rdma_destroy_qp(id);
-	mrrc_data_cleanup(conn);
-	ib_free_cq(conn->cq);
+out_id:
+	xa_erase(&ctx->conns, cid);
 out_free:
 	mrrc_conn_put(conn);
 	return ret;
@@ -507,7 +536,10 @@ int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 		ret = -EXDEV;
 		goto out_id;
 	}
-	ret = rdma_listen(id, cmd->backlog);
+	conn->max_pending = cmd->backlog ? min_t(u32, cmd->backlog,
+						 MRRC_BACKLOG_MAX) :
+					   MRRC_BACKLOG_DEFAULT;
+	ret = rdma_listen(id, conn->max_pending);
 	if (ret)
 		goto out_id;
 	memcpy(&conn->local, &id->route.addr.src_addr, sizeof(conn->local));
@@ -596,6 +628,7 @@ out_unlock:
  */
 static void mrrc_conn_destroy(struct mrrc_conn *conn)
 {
+	mrrc_conn_unpend(conn);
 	mrrc_data_flush(conn, -ECONNRESET);
 	cancel_delayed_work_sync(&conn->keepalive);
 	spin_lock_bh(&conn->lock);
@@ -712,6 +745,8 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 			mrrc_data_flush(conn, -ECONNREFUSED);
 		}
 		rdma_unlock_handler(conn->cm_id);
+		if (!ret)
+			mrrc_conn_unpend(conn);
 		break;
 	case MRRC_CMD_DISCONNECT:
 		if (conn->state != MRRC_CS_ESTABLISHED &&
@@ -755,6 +790,7 @@ int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 	q->keepalives = conn->st.keepalives;
 	q->withdrawn = conn->st.withdrawn;
 	q->withdraw_lost = conn->st.withdraw_lost;
+	q->refused = conn->st.refused;
 	spin_unlock_bh(&conn->lock);
 out:
 	mutex_unlock(&ctx->lock);

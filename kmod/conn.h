@@ -48,6 +48,8 @@
 #define MRRC_OP_SGE		8	/* local segments per operation */
 #define MRRC_MSG_SEGS		14	/* remote segments per message */
 #define MRRC_TAG_BITS		8
+#define MRRC_BACKLOG_DEFAULT	128	/* LISTEN with backlog 0 */
+#define MRRC_BACKLOG_MAX	4096
 #define MRRC_CM_MAGIC		0x4d525243	/* "MRRC" */
 #define MRRC_CM_VERSION		2	/* 2: MSG_WITHDRAW, MSG_WITHDRAWN */
 /* How long an STCRW being withdrawn waits for the peer's MSG_WITHDRAWN. */
@@ -215,6 +217,10 @@ enum mrrc_conn_kstate {
  * @id: id in ctx->conns
  * @user_data: reported in wr_id of the connection's events
  * @listener: this is a listener
+ * @lis: a connection request: the listener it is pending on (a reference
+ *	is held) until accepted, rejected, closed or destroyed; then NULL
+ * @pending: a listener: requests pending on it
+ * @max_pending: a listener: requests it holds at most (its backlog)
  * @active: this side connected (rather than accepted)
  * @drained: the queue pair was drained
  * @cm_id: the RDMA CM id; NULL once destroyed
@@ -262,6 +268,9 @@ struct mrrc_conn {
 	u32 id;
 	u64 user_data;
 	bool listener;
+	struct mrrc_conn *lis;
+	atomic_t pending;
+	unsigned int max_pending;
 	bool active;
 	bool drained;
 	bool dying;
@@ -312,6 +321,7 @@ struct mrrc_conn {
 		u64 keepalives;
 		u64 withdrawn;		/* our STCRWs taken back */
 		u64 withdraw_lost;	/* ... without the peer's answer */
+		u64 refused;		/* listener: requests refused */
 	} st;
 };
 

@@ -1326,6 +1326,58 @@ TEST(max_conns_per_context)
 	close(sfd);
 }
 
+/* Wait for event @ev on @fd, skipping other events: its conn, or -err. */
+static int wait_event_skip(int fd, int ev)
+{
+	struct mrrc_cqe c;
+	int r;
+
+	for (;;) {
+		r = reap(fd, &c, 1);
+		if (r)
+			return r;
+		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
+			return c.conn;
+	}
+}
+
+/*
+ * A listener holds at most its backlog of requests not yet accepted or
+ * rejected: the next one is refused before anything is built for it (the
+ * peer sees REJECTED), and accepting one makes room.
+ */
+TEST(listener_backlog_refuses_beyond)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV);
+	struct mrrc_conn_query q;
+	uint32_t lis, c[4];
+	int r1, r2, i;
+
+	ASSERT_LE(0, sfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 2, 0, &lis));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL,
+					  0, i + 1, &c[i]));
+	r1 = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LT(0, r1);
+	r2 = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LT(0, r2);
+	ASSERT_LT(0, wait_event(cfd, MRRC_EVENT_REJECTED, NULL));
+	ASSERT_EQ(0, mrrc_conn_query(sfd, lis, &q));
+	EXPECT_EQ(1, q.refused);
+
+	ASSERT_EQ(0, mrrc_accept(sfd, r1, 0));
+	ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 4,
+				  &c[3]));
+	EXPECT_LT(0, wait_event_skip(sfd, MRRC_EVENT_CONNECT_REQUEST));
+	ASSERT_EQ(0, mrrc_conn_query(sfd, lis, &q));
+	EXPECT_EQ(1, q.refused);
+	close(cfd);
+	close(sfd);
+}
+
 TEST(connect_errors)
 {
 	struct sockaddr_in sin = vm_addr(next_port());

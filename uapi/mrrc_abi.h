@@ -519,7 +519,9 @@ struct mrrc_addr {
  * @size: sizeof(struct mrrc_listen)
  * @flags: must be 0
  * @addr: in, local address (may be the wildcard); port 0 picks one
- * @backlog: in, pending connection requests (0: the RDMA CM default)
+ * @backlog: in, connection requests the listener holds before they are
+ *	accepted or rejected (0: 128; at most 4096, more is taken as 4096);
+ *	further requests are refused (the peer sees MRRC_EVENT_REJECTED)
  * @id: out, the listener's id, for MRRC_IOC_DESTROY and CONN_QUERY
  * @user_data: in, copied to wr_id of the listener's CONNECT_REQUEST events
  *
@@ -774,6 +776,8 @@ enum mrrc_conn_state {
  *	forgot
  * @withdraw_lost: out, ones that completed without that confirmation
  *	(no answer in 5 s, no memory to ask, or the connection closed)
+ * @refused: out, a listener: connection requests refused because its
+ *	backlog was full or the context had max_conns connections
  */
 struct mrrc_conn_query {
 	__u32 size;
@@ -791,6 +795,7 @@ struct mrrc_conn_query {
 	__aligned_u64 keepalives;
 	__aligned_u64 withdrawn;
 	__aligned_u64 withdraw_lost;
+	__aligned_u64 refused;
 };
 
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
