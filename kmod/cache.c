@@ -603,8 +603,7 @@ static noinline int mrrc_handle_create(struct mrrc_cache *c,
 		h->r[i] = pieces[i].r;
 	/* Ids 1..max_handles: the context holds at most that many. */
 	ret = xa_alloc(&c->handles, id, h,
-		       XA_LIMIT(1, clamp(READ_ONCE(mrrc_max_handles), 1U,
-					 MRRC_MAX_HANDLES_CAP)),
+		       XA_LIMIT(1, READ_ONCE(mrrc_max_handles)),
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		kfree(h);

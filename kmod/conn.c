@@ -280,7 +280,7 @@ static u8 mrrc_rd_atom(struct ib_device *dev)
 static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 			      u32 *id)
 {
-	u32 max = clamp(READ_ONCE(mrrc_max_conns), 1U, MRRC_MAX_CONNS_CAP);
+	u32 max = READ_ONCE(mrrc_max_conns);
 	int ret;
 
 	ret = xa_alloc(&ctx->conns, id, conn, XA_LIMIT(1, max),

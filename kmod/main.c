@@ -35,23 +35,40 @@ module_param_named(keepalive_ms, mrrc_keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
 		 "probe a connection idle this long with a zero-length RDMA WRITE, so a vanished peer is reported; 0 = never (default 5000)");
 
+/*
+ * An unsigned parameter with a range: a value outside it is refused with
+ * -EINVAL, at load time (the module does not load) and through sysfs.
+ */
+#define MRRC_UINT_PARAM(name, var, min, max, perm)			\
+static int mrrc_param_set_##name(const char *val,			\
+				 const struct kernel_param *kp)		\
+{									\
+	return param_set_uint_minmax(val, kp, min, max);		\
+}									\
+static const struct kernel_param_ops mrrc_param_ops_##name = {		\
+	.set = mrrc_param_set_##name,					\
+	.get = param_get_uint,						\
+};									\
+module_param_cb(name, &mrrc_param_ops_##name, &(var), perm)
+
 uint mrrc_ack_timeout = 18;
-module_param_named(ack_timeout, mrrc_ack_timeout, uint, 0444);
+MRRC_UINT_PARAM(ack_timeout, mrrc_ack_timeout, 0, 31, 0444);
 MODULE_PARM_DESC(ack_timeout,
 		 "RC local ACK timeout of connections, 4.096 us * 2^value, retried 6 times; 0 = rdma_cm's default, 1..31 (default 18, about 1.07 s)");
 
 uint mrrc_send_window = MRRC_SQ_DEPTH;
-module_param_named(send_window, mrrc_send_window, uint, 0444);
+MRRC_UINT_PARAM(send_window, mrrc_send_window, 32, MRRC_SQ_DEPTH, 0444);
 MODULE_PARM_DESC(send_window,
 		 "most work requests a connection has outstanding on the wire, 32..1024 (default 1024)");
 
 uint mrrc_max_conns = 1024;
-module_param_named(max_conns, mrrc_max_conns, uint, 0644);
+MRRC_UINT_PARAM(max_conns, mrrc_max_conns, 1, MRRC_MAX_CONNS_CAP, 0644);
 MODULE_PARM_DESC(max_conns,
 		 "most connections and listeners one context may have, incoming requests included; 1..1048576 (default 1024)");
 
 uint mrrc_max_handles = 1048576;
-module_param_named(max_handles, mrrc_max_handles, uint, 0644);
+MRRC_UINT_PARAM(max_handles, mrrc_max_handles, 1, MRRC_MAX_HANDLES_CAP,
+		0644);
 MODULE_PARM_DESC(max_handles,
 		 "most registration handles one context may hold, those of operations in flight included; 1..16777216 (default 1048576)");
 
@@ -62,25 +79,6 @@ static int __init mrrc_init(void)
 	if (mrrc_dev_mode & ~0666) {
 		pr_err("mrrc: dev_mode %#o: only read/write bits allowed\n",
 		       mrrc_dev_mode);
-		return -EINVAL;
-	}
-	if (mrrc_ack_timeout > 31) {
-		pr_err("mrrc: ack_timeout %u: must be 0..31\n", mrrc_ack_timeout);
-		return -EINVAL;
-	}
-	if (!mrrc_max_handles || mrrc_max_handles > MRRC_MAX_HANDLES_CAP) {
-		pr_err("mrrc: max_handles %u: must be 1..%u\n",
-		       mrrc_max_handles, MRRC_MAX_HANDLES_CAP);
-		return -EINVAL;
-	}
-	if (!mrrc_max_conns || mrrc_max_conns > MRRC_MAX_CONNS_CAP) {
-		pr_err("mrrc: max_conns %u: must be 1..%u\n", mrrc_max_conns,
-		       MRRC_MAX_CONNS_CAP);
-		return -EINVAL;
-	}
-	if (mrrc_send_window < 32 || mrrc_send_window > MRRC_SQ_DEPTH) {
-		pr_err("mrrc: send_window %u: must be 32..%u\n",
-		       mrrc_send_window, MRRC_SQ_DEPTH);
 		return -EINVAL;
 	}
 

@@ -1304,11 +1304,19 @@ TEST(max_conns_per_context)
 	struct sockaddr_in sin = vm_addr(next_port());
 	int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV);
 	uint32_t lis, c1, c2, c3;
-	char old[32];
+	char old[32], cur[32];
 
 	ASSERT_LE(0, sfd);
 	ASSERT_LE(0, cfd);
 	ASSERT_EQ(0, param_rw("max_conns", old, sizeof(old), 0));
+	/* Out of range: refused, the value stays. */
+	EXPECT_EQ(-EINVAL, param_rw("max_conns", (char *)"0", 0, 1));
+	EXPECT_EQ(-EINVAL, param_rw("max_conns", (char *)"1048577", 0, 1));
+	EXPECT_EQ(-EINVAL, param_rw("max_handles", (char *)"0", 0, 1));
+	EXPECT_EQ(-EINVAL, param_rw("max_handles", (char *)"16777217", 0,
+				    1));
+	ASSERT_EQ(0, param_rw("max_conns", cur, sizeof(cur), 0));
+	EXPECT_STREQ(old, cur);
 	ASSERT_EQ(0, param_rw("max_conns", (char *)"2", 0, 1));
 	EXPECT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 16, 0, &lis));
 	EXPECT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,

@@ -318,4 +318,23 @@ TEST(dev_mode_parameter)
 	ASSERT_EQ(0, as_nobody(use_device));
 }
 
+/* Ranged parameters: a value outside the range keeps the module out. */
+TEST(ranged_parameters_refused_at_load)
+{
+	static const char *const bad[] = {
+		"ack_timeout=32", "send_window=31", "send_window=1025",
+		"max_conns=0", "max_conns=1048577", "max_handles=0",
+		"max_handles=16777217",
+	};
+	size_t i;
+
+	ASSERT_EQ(0, mod_unload());
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_EQ(-EINVAL, mod_load(bad[i])) TH_LOG("bad[%zu]", i);
+	ASSERT_EQ(0, mod_load("ack_timeout=31 send_window=32 max_conns=1 max_handles=1"));
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, mod_load(""));
+	ASSERT_EQ(0, use_device());
+}
+
 TEST_HARNESS_MAIN
