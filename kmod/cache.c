@@ -19,6 +19,8 @@
  * at a time, MRE a whole eviction segment in one deregistration batch
  * after resorting the bottom of the stack by evictfact = r + 1/size.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -1251,7 +1253,7 @@ static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *s
 	st->reg_timeouts = fs.timeouts;
 }
 
-void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
+void mrrc_cache_get_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)
 {
 	u32 size = st->size, flags = st->flags;
 

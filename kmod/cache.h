@@ -8,7 +8,7 @@
  * The replacement policy (MRE, LRU or none) and the registrar (how a
  * region is registered and deregistered) are chosen per cache.
  *
- * Locking, outermost first:
+ * Locking (the module's whole order is the table in mrrc.h):
  *
  *   c->mutex  ->  mmap_lock  ->  c->inval_lock
  *
@@ -283,7 +283,7 @@ static inline u32 mrrc_cache_mode(const struct mrrc_cache *c)
 }
 
 u32 mrrc_cache_flush(struct mrrc_cache *c);
-void mrrc_cache_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
+void mrrc_cache_get_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st);
 void mrrc_cache_global_stats(struct mrrc_cache_stats *st);
 struct seq_file;
 void mrrc_cache_debugfs_show(struct seq_file *s);

@@ -3,6 +3,8 @@
  * mrrc - the /dev/mrrc misc device.  Each open file description is a
  * context that owns every object created through it.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -10,7 +12,7 @@
 
 #include "mrrc.h"
 
-static int mrrc_open(struct inode *inode, struct file *filp)
+static int mrrc_fop_open(struct inode *inode, struct file *filp)
 {
 	struct mrrc_ctx *ctx;
 
@@ -21,7 +23,7 @@ static int mrrc_open(struct inode *inode, struct file *filp)
 	return nonseekable_open(inode, filp);
 }
 
-static int mrrc_release(struct inode *inode, struct file *filp)
+static int mrrc_fop_release(struct inode *inode, struct file *filp)
 {
 	mrrc_ctx_release(filp->private_data);
 	return 0;
@@ -38,8 +40,8 @@ static __poll_t mrrc_poll(struct file *filp, poll_table *wait)
 
 static const struct file_operations mrrc_fops = {
 	.owner = THIS_MODULE,
-	.open = mrrc_open,
-	.release = mrrc_release,
+	.open = mrrc_fop_open,
+	.release = mrrc_fop_release,
 	.poll = mrrc_poll,
 	.unlocked_ioctl = mrrc_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

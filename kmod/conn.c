@@ -15,6 +15,8 @@
  * rdma_destroy_id() (after which no CM handler runs), drain and destroy the
  * queue pair, release the receive buffers, free the completion queue.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/error-injection.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -495,7 +497,7 @@ static int mrrc_ctx_ready(struct mrrc_ctx *ctx)
 	return 0;
 }
 
-int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
+int mrrc_conn_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 {
 	struct sockaddr_storage ss;
 	struct rdma_cm_id *id;
@@ -559,7 +561,7 @@ out_unlock:
 	return ret;
 }
 
-int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
+int mrrc_conn_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
 {
 	struct sockaddr_storage dst, src;
 	struct rdma_cm_id *id;
@@ -764,7 +766,7 @@ out:
 	return ret;
 }
 
-int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
+int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 {
 	struct mrrc_conn *conn;
 	int ret = 0;

@@ -21,7 +21,7 @@
  * control message, and in an explicit MSG_CREDIT when the peer runs low.
  * The last credit is kept for MSG_CREDIT, so credits can always flow.
  *
- * Locking, outermost first:
+ * Locking (the module's whole order is the table in mrrc.h):
  *
  *   ctx->lock  ->  conn->lock  ->  ctx->done_lock
  *
@@ -332,11 +332,11 @@ void mrrc_conns_destroy(struct mrrc_ctx *ctx);
 void mrrc_conn_event(struct mrrc_conn *conn, int event, int status);
 void mrrc_conn_fail(struct mrrc_conn *conn, int status);
 void mrrc_conn_err_schedule(struct mrrc_conn *conn);
-int mrrc_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd);
-int mrrc_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd);
+int mrrc_conn_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd);
+int mrrc_conn_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd);
 int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 		  struct mrrc_conn_cmd *cmd);
-int mrrc_conn_query(struct mrrc_ctx *ctx, struct mrrc_conn_query *q);
+int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q);
 
 /* data.c */
 int mrrc_data_init(struct mrrc_conn *conn);
@@ -345,9 +345,9 @@ void mrrc_data_flush(struct mrrc_conn *conn, int status);
 void mrrc_data_cleanup(struct mrrc_conn *conn);
 void mrrc_keepalive_work(struct work_struct *work);
 void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d);
-int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
-int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);
-int mrrc_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd);
+int mrrc_dp_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
+int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);
+int mrrc_dp_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd);
 void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all);
 
 #endif /* _MRRC_CONN_H */

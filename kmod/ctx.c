@@ -2,6 +2,8 @@
 /*
  * mrrc - file contexts: creation, binding to a device, teardown.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -225,14 +227,14 @@ out_unlock:
 }
 
 /**
- * mrrc_ctx_query() - report the device a context is bound to
+ * mrrc_ctx_info() - report the device a context is bound to
  * @ctx: the context
  * @cq: @dev_index and @dev_name are filled in
  *
  * Return: 0; -ENXIO if the context is not bound; -ENODEV if its device
  * was removed.
  */
-int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq)
+int mrrc_ctx_info(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq)
 {
 	int ret = 0;
 

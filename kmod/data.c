@@ -10,6 +10,8 @@
  * go to ctx->done and are harvested by MRRC_IOC_POLL, which also releases
  * the cache handles and reposts receive buffers, in process context.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/error-injection.h>
 #include <linux/jiffies.h>
 #include <linux/sched.h>
@@ -827,7 +829,7 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 	    m->nsegs > MRRC_MSG_SEGS ||
 	    byte_len < offsetof(struct mrrc_msg, seg) +
 		       m->nsegs * sizeof(struct mrrc_wire_seg)) {
-		pr_warn_ratelimited("mrrc: conn %u: malformed control message\n",
+		pr_warn_ratelimited("conn %u: malformed control message\n",
 				    conn->id);
 		mrrc_rx_repost(conn, rx);
 		return;
@@ -838,7 +840,7 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 	 * ever).  Never hold more.
 	 */
 	if (conn->credits + le16_to_cpu(m->credits) > MRRC_RX_DEPTH) {
-		pr_warn_ratelimited("mrrc: conn %u: peer granted credits it does not have\n",
+		pr_warn_ratelimited("conn %u: peer granted credits it does not have\n",
 				    conn->id);
 		conn->credits = MRRC_RX_DEPTH;
 	} else {
@@ -1202,7 +1204,7 @@ err_free:
 	return ret;
 }
 
-int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
+int mrrc_dp_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
 {
 	const size_t min_wr = offsetofend(struct mrrc_wr, deadline_ns);
 	struct mrrc_cache *c;
@@ -1239,7 +1241,7 @@ int mrrc_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
 
 /* ---- MRRC_IOC_CANCEL ---------------------------------------------------- */
 
-int mrrc_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd)
+int mrrc_dp_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd)
 {
 	struct mrrc_conn *conn;
 	struct mrrc_op *op;
@@ -1326,7 +1328,7 @@ static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
 	mrrc_conn_put(conn);
 }
 
-int mrrc_poll_cq(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
+int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 {
 	const size_t min_cqe = offsetofend(struct mrrc_cqe, tag);
 	struct mrrc_cqe *kbuf;

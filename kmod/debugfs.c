@@ -9,6 +9,8 @@
  *              and counters (header line first)
  *   stats      module-wide counters, "name value" per line
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 

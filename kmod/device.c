@@ -2,6 +2,8 @@
 /*
  * mrrc - the ib_client: tracks RDMA devices as they come and go.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/netdevice.h>
@@ -275,7 +277,7 @@ static u32 mrrc_link_layer(struct ib_device *ibdev, u32 port)
 }
 
 /**
- * mrrc_port_query() - query one port of a device and its populated GIDs
+ * mrrc_device_port_query() - query one port of a device and its populated GIDs
  * @net: the caller's network namespace: a device it may not use is not there
  * @dev_index: ib_core index of the device
  * @port: port number
@@ -290,9 +292,9 @@ static u32 mrrc_link_layer(struct ib_device *ibdev, u32 port)
  * Return: 0, -ENODEV if no registered device has @dev_index, -EINVAL if
  * @port is not a port of the device, or the error of ib_query_port().
  */
-int mrrc_port_query(const struct net *net, u32 dev_index, u32 port,
-		    struct mrrc_port_query *pq, struct mrrc_gid_entry *gids,
-		    unsigned int max)
+int mrrc_device_port_query(const struct net *net, u32 dev_index, u32 port,
+			   struct mrrc_port_query *pq,
+			   struct mrrc_gid_entry *gids, unsigned int max)
 {
 	struct ib_port_attr attr;
 	struct mrrc_device *dev;

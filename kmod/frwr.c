@@ -23,6 +23,8 @@
  * its low and high watermark and ages idle MRs away.  Regions larger than the biggest class
  * fall back to ordinary registration.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/etherdevice.h>
 #include <linux/delay.h>
 #include <linux/error-injection.h>
@@ -210,7 +212,7 @@ static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
 	if (!ret)
 		ret = mrrc_frwr_qp_connect(f);
 	if (ret)
-		pr_warn_ratelimited("mrrc: cannot recover the registration QP: %d\n",
+		pr_warn_ratelimited("cannot recover the registration QP: %d\n",
 				    ret);
 	return ret;
 }
@@ -276,7 +278,7 @@ static int mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 		return 0;
 
 	f->st.timeouts++;
-	pr_warn_ratelimited("mrrc: a registration work request got no completion in %d s\n",
+	pr_warn_ratelimited("a registration work request got no completion in %d s\n",
 			    MRRC_FRWR_WAIT_S);
 	if (!ib_modify_qp(f->qp, &attr, IB_QP_STATE) &&
 	    mrrc_frwr_poll_until(f, w, ktime_get_ns() + MRRC_FRWR_WAIT_NS)) {
@@ -287,7 +289,7 @@ static int mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 	f->qp = NULL;
 	ib_process_cq_direct(f->cq, -1);
 	if (mrrc_frwr_qp_open(f))
-		pr_warn_ratelimited("mrrc: cannot replace the registration QP\n");
+		pr_warn_ratelimited("cannot replace the registration QP\n");
 	return -ETIMEDOUT;
 }
 

@@ -10,6 +10,8 @@
  * an abort hook that undoes them when that copy fails, so EFAULT never
  * leaves behind a change the caller cannot see.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
@@ -150,8 +152,8 @@ static int mrrc_cmd_port_query(struct mrrc_ucmd *ucmd)
 		if (!gids)
 			return -ENOMEM;
 	}
-	ret = mrrc_port_query(current->nsproxy->net_ns, pq->dev_index,
-			      pq->port_num, pq, gids, n);
+	ret = mrrc_device_port_query(current->nsproxy->net_ns, pq->dev_index,
+				     pq->port_num, pq, gids, n);
 	if (!ret)
 		ret = mrrc_copy_records(pq->gids, pq->gid_entry_size, gids,
 					sizeof(*gids), min(n, pq->gid_count));
@@ -188,7 +190,7 @@ static int mrrc_cmd_ctx_query(struct mrrc_ucmd *ucmd)
 	if (cq->__reserved)
 		return -EINVAL;
 
-	return mrrc_ctx_query(ucmd->ctx, cq);
+	return mrrc_ctx_info(ucmd->ctx, cq);
 }
 
 static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
@@ -438,19 +440,19 @@ static int mrrc_cmd_cache_stats(struct mrrc_ucmd *ucmd)
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))
 		return PTR_ERR(c);
-	mrrc_cache_stats(c, st);
+	mrrc_cache_get_stats(c, st);
 	mrrc_ctx_unlock(ucmd->ctx);
 	return 0;
 }
 
 static int mrrc_cmd_listen(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_listen(ucmd->ctx, ucmd->cmd);
+	return mrrc_conn_listen(ucmd->ctx, ucmd->cmd);
 }
 
 static int mrrc_cmd_connect(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_connect(ucmd->ctx, ucmd->cmd);
+	return mrrc_conn_connect(ucmd->ctx, ucmd->cmd);
 }
 
 static int mrrc_cmd_conn(struct mrrc_ucmd *ucmd)
@@ -460,22 +462,22 @@ static int mrrc_cmd_conn(struct mrrc_ucmd *ucmd)
 
 static int mrrc_cmd_post(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_post(ucmd->ctx, ucmd->cmd);
+	return mrrc_dp_post(ucmd->ctx, ucmd->cmd);
 }
 
 static int mrrc_cmd_poll(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_poll_cq(ucmd->ctx, ucmd->cmd);
+	return mrrc_dp_poll(ucmd->ctx, ucmd->cmd);
 }
 
 static int mrrc_cmd_cancel(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_cancel(ucmd->ctx, ucmd->cmd);
+	return mrrc_dp_cancel(ucmd->ctx, ucmd->cmd);
 }
 
 static int mrrc_cmd_conn_query(struct mrrc_ucmd *ucmd)
 {
-	return mrrc_conn_query(ucmd->ctx, ucmd->cmd);
+	return mrrc_conn_info(ucmd->ctx, ucmd->cmd);
 }
 
 /* The id a failed LISTEN or CONNECT would have had is never reported. */

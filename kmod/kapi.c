@@ -3,6 +3,8 @@
  * mrrc - the in-kernel API (see mrrc_kapi.h): thin, documented wrappers
  * around the same cache and FRWR code that serves /dev/mrrc.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/err.h>
 #include <linux/export.h>
 
@@ -167,6 +169,6 @@ EXPORT_SYMBOL_GPL(mrrc_kcache_flush);
  */
 void mrrc_kcache_stats(struct mrrc_kcache *kc, struct mrrc_cache_stats *st)
 {
-	mrrc_cache_stats(to_cache(kc), st);
+	mrrc_cache_get_stats(to_cache(kc), st);
 }
 EXPORT_SYMBOL_GPL(mrrc_kcache_stats);

@@ -4,6 +4,8 @@
  *
  * Module entry points and module-wide state.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 
@@ -77,7 +79,7 @@ static int __init mrrc_init(void)
 	int ret;
 
 	if (mrrc_dev_mode & ~0666) {
-		pr_err("mrrc: dev_mode %#o: only read/write bits allowed\n",
+		pr_err("dev_mode %#o: only read/write bits allowed\n",
 		       mrrc_dev_mode);
 		return -EINVAL;
 	}

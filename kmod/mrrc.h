@@ -11,13 +11,43 @@
  *                     every object it creates; closing the fd (or the
  *                     process dying) releases all of them.
  *
- * Lock order (outermost first)
- * ----------------------------
- *   ctx->lock  ->  mrrc_devices_lock  ->  dev->lock
- *   ctx->lock  ->  conn->lock  ->  ctx->done_lock    (see conn.h)
+ * Lock order: the one table
+ * -------------------------
+ * Every lock of the module, outermost first; a lock is only ever taken
+ * while holding locks above it in its column.  Each structure's comment
+ * points here.
  *
- * The remove callback never holds dev->lock or mrrc_devices_lock while it
- * takes a ctx->lock; it pins the context with a reference instead.
+ *   lock                 kind          protects
+ *   ctx->lock            mutex         a context's commands, its
+ *                                      connections' creation and
+ *                                      destruction (struct mrrc_ctx)
+ *   mrrc_devices_lock    mutex         the device list (device.c)
+ *   dev->lock            mutex         a device's contexts, removing
+ *   mrrc_caches_lock     mutex         the list of caches, retired
+ *                                      statistics (cache.c)
+ *   c->mutex             mutex         everything of a cache and its
+ *                                      FRWR engine (cache.h)
+ *   mmap_lock            rw_semaphore  (mm) pinning under c->mutex; the
+ *                                      MMU notifier runs under it
+ *   c->inval_lock        spinlock      invalidated regions (cache.h)
+ *   f->lock              spinlock      FRWR pool lists (frwr.c)
+ *   conn->lock           spinlock, bh  a connection's data path (conn.h)
+ *   ctx->done_lock       spinlock, bh  completions ready for POLL
+ *
+ * Pairs that occur:
+ *   ctx->lock -> mrrc_devices_lock -> dev->lock      bind, queries
+ *   ctx->lock -> mrrc_caches_lock -> c->mutex        cache creation and
+ *                                                    destruction
+ *   ctx->lock -> c->mutex -> mmap_lock -> c->inval_lock
+ *   ctx->lock -> c->mutex -> f->lock                 registration
+ *   ctx->lock -> conn->lock -> ctx->done_lock        POST, CANCEL
+ *   conn->lock -> ctx->done_lock                     completion handlers,
+ *                                                    timers (softirq)
+ * Never: c->mutex or any mutex under conn->lock or a spinlock; ctx->lock
+ * in an RDMA CM handler (rdma_destroy_id() waits for handlers while
+ * ctx->lock is held); ctx->lock under dev->lock or mrrc_devices_lock (the
+ * remove callback drops them and pins the context with a reference
+ * before it takes ctx->lock).
  */
 #ifndef _MRRC_H
 #define _MRRC_H
@@ -118,9 +148,9 @@ void mrrc_device_put(struct mrrc_device *dev);
 unsigned int mrrc_device_count(const struct net *net);
 int mrrc_device_list(const struct net *net, struct mrrc_dev_info *info,
 		     unsigned int max, unsigned int *total);
-int mrrc_port_query(const struct net *net, u32 dev_index, u32 port,
-		    struct mrrc_port_query *pq, struct mrrc_gid_entry *gids,
-		    unsigned int max);
+int mrrc_device_port_query(const struct net *net, u32 dev_index, u32 port,
+			   struct mrrc_port_query *pq,
+			   struct mrrc_gid_entry *gids, unsigned int max);
 
 /* ctx.c */
 struct mrrc_ctx *mrrc_ctx_create(void);
@@ -128,7 +158,7 @@ void mrrc_ctx_put(struct mrrc_ctx *ctx);
 void mrrc_ctx_release(struct mrrc_ctx *ctx);
 int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index);
 void mrrc_ctx_unbind(struct mrrc_ctx *ctx);
-int mrrc_ctx_query(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
+int mrrc_ctx_info(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
 struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx);
 void mrrc_ctx_unlock(struct mrrc_ctx *ctx);
 void mrrc_device_detach_all(struct mrrc_device *dev);

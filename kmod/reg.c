@@ -10,6 +10,8 @@
  *           batch).  Used by tests and trace replay so that every cache
  *           decision runs the real code without a NIC.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/error-injection.h>
 #include <linux/mm.h>
 
