@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mrrc - the data path: operations, control messages, CRW and STCRW.
+ * mrrc - the data path: operations, control messages and credits.
  *
  * See conn.h for the protocol and the locking.  In short: MRRC_IOC_POST
  * registers each operation's local range through the context's cache and
  * queues the operation on its connection; mrrc_conn_kick() posts whatever
  * has what it needs (send queue slots, credits, an advertisement, a
  * matched tag), from the ioctl or from the completion path.  Completions
- * go to ctx->done and are harvested by MRRC_IOC_POLL, which also releases
- * the cache handles and reposts receive buffers, in process context.
+ * go to ctx->done (event.c) and are harvested by MRRC_IOC_POLL.  CRW and
+ * STCRW (tags, matching, deadlines, cancel, withdrawal) are in crw.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,27 +22,14 @@
 #include "mrrc.h"
 #include "cache.h"
 #include "conn.h"
+#include "dp.h"
 
-/* Most operations one POST, and completions one POLL, takes. */
-#define MRRC_MAX_BATCH		65536
-/* Completions copied out per chunk of MRRC_IOC_POLL. */
-#define MRRC_POLL_CHUNK		64
 /* Return credits explicitly once this many are owed. */
 #define MRRC_CREDIT_BATCH	(MRRC_RX_DEPTH / 8)
 #define MRRC_MAX_LEN		BIT(31)
 
-static void mrrc_conn_kick(struct mrrc_conn *conn);
-
-void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d)
-{
-	spin_lock_bh(&ctx->done_lock);
-	list_add_tail(&d->node, &ctx->done);
-	spin_unlock_bh(&ctx->done_lock);
-	wake_up_interruptible(&ctx->wq);
-}
-
 /* Finish @part of @op; the first error sticks; the last part reports it. */
-static void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
+void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
 {
 	if (!(op->parts & part))
 		return;
@@ -57,7 +44,7 @@ static void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
  * The work request of @op is done with or will never be posted: a one-off
  * internal message is freed, a user operation finishes that part.
  */
-static void mrrc_op_wr_finish(struct mrrc_op *op, int status)
+void mrrc_op_wr_finish(struct mrrc_op *op, int status)
 {
 	if (op->internal == MRRC_INT_MSG) {
 		op->conn->nctrl--;
@@ -111,7 +98,7 @@ static int mrrc_rx_post(struct mrrc_conn *conn, struct mrrc_rx *rx)
 }
 
 /* Give a consumed receive buffer back to the queue pair (conn->lock). */
-static void mrrc_rx_repost(struct mrrc_conn *conn, struct mrrc_rx *rx)
+void mrrc_rx_repost(struct mrrc_conn *conn, struct mrrc_rx *rx)
 {
 	lockdep_assert_held(&conn->lock);
 	if (!conn->rx_live || conn->state != MRRC_CS_ESTABLISHED)
@@ -128,9 +115,6 @@ static void mrrc_unsig_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
 }
-
-static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc);
-static void mrrc_op_timeout(struct timer_list *t);
 
 /* ---- keepalive ---------------------------------------------------------- */
 
@@ -623,7 +607,7 @@ static int mrrc_msg_credits_needed(const struct mrrc_op *op)
  * Post what can be posted: control messages first (keeping the last
  * credits as above), then user operations in order.
  */
-static void mrrc_conn_kick(struct mrrc_conn *conn)
+void mrrc_conn_kick(struct mrrc_conn *conn)
 {
 	struct mrrc_op *op;
 	bool failed = false;
@@ -664,7 +648,7 @@ static void mrrc_conn_kick(struct mrrc_conn *conn)
 
 /* ---- completions -------------------------------------------------------- */
 
-static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct mrrc_op *op = container_of(wc->wr_cqe, struct mrrc_op, cqe);
 	struct mrrc_conn *conn = op->conn;
@@ -686,142 +670,11 @@ static void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		mrrc_conn_fail(conn, status);
 }
 
-/* @table is conn->crw or conn->stcrw, both of MRRC_TAG_BITS. */
-static struct mrrc_op *mrrc_tag_lookup(struct hlist_head *table, u64 tag)
-{
-	struct mrrc_op *op;
-
-	hlist_for_each_entry(op, &table[hash_min(tag, MRRC_TAG_BITS)], hnode)
-		if (op->done.cqe.tag == tag)
-			return op;
-	return NULL;
-}
-
-static struct mrrc_rx *mrrc_arrived_find(struct mrrc_conn *conn, u64 tag)
-{
-	struct mrrc_rx *rx;
-
-	hash_for_each_possible(conn->arrived, rx, hnode, tag)
-		if (le64_to_cpu(rx->msg->tag) == tag)
-			return rx;
-	return NULL;
-}
-
-/*
- * Queue a one-off control message (conn->lock held, any context).  At
- * most MRRC_RX_DEPTH wait: a peer that sends withdrawals and never
- * returns credits does not make the queue grow without bound.
- * Return: 0, -ENOBUFS or -ENOMEM.
- */
-static int mrrc_ctrl_send(struct mrrc_conn *conn, u8 type, u64 tag)
-{
-	struct mrrc_op *m;
-
-	if (conn->nctrl >= MRRC_RX_DEPTH)
-		return -ENOBUFS;
-	m = kzalloc(sizeof(*m), GFP_ATOMIC);
-	if (!m)
-		return -ENOMEM;
-	conn->nctrl++;
-	m->conn = conn;
-	m->internal = MRRC_INT_MSG;
-	m->cqe.done = mrrc_op_wr_done;
-	m->msg.type = type;
-	m->msg.tag = cpu_to_le64(tag);
-	m->queued = true;
-	/*
-	 * Ahead of advertisements waiting for credits: the STCRW a
-	 * withdrawal names has left already (one still queued is simply
-	 * dropped), and the answer to one must not wait behind them.
-	 */
-	list_add(&m->qnode, &conn->ctrlq);
-	mrrc_conn_kick(conn);
-	return 0;
-}
-
-/*
- * Our STCRW @op timed out or was cancelled (conn->lock held; it is on
- * conn->stcrw).  If its message never left, it simply ends.  Otherwise
- * the peer is asked to forget it (MSG_WITHDRAW), and it completes with
- * @status when the peer says nothing more will land (MSG_WITHDRAWN), or
- * after MRRC_WITHDRAW_WAIT without an answer.
- */
-static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
-				int status)
-{
-	if (op->queued) {
-		list_del(&op->qnode);
-		op->queued = false;
-		hash_del(&op->hnode);
-		op->hashed = false;
-		mrrc_op_part_done(op, MRRC_PART_WR, status);
-		mrrc_op_part_done(op, MRRC_PART_PEER, status);
-		return;
-	}
-	op->withdrawing = true;
-	op->wd_status = status;
-	if (conn->state == MRRC_CS_CLOSED ||
-	    mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAW, op->done.cqe.tag)) {
-		/* No way to ask: the exposure still ends at POLL. */
-		hash_del(&op->hnode);
-		op->hashed = false;
-		conn->st.withdraw_lost++;
-		mrrc_op_part_done(op, MRRC_PART_PEER, status);
-		return;
-	}
-	if (!op->has_timer) {
-		op->has_timer = true;
-		timer_setup(&op->timer, mrrc_op_timeout, 0);
-	}
-	mod_timer(&op->timer, jiffies + MRRC_WITHDRAW_WAIT);
-}
-
-/*
- * The peer withdraws its STCRW @tag (conn->lock held): free its entry, or
- * fail the CRW matched to it that has not been posted yet; then answer.
- * A CRW already posted has written and sent MSG_CRW_DONE before the
- * answer, so the peer learns that first.
- */
-static void mrrc_stcrw_withdrawn_by_peer(struct mrrc_conn *conn, u64 tag)
-{
-	struct mrrc_rx *rx = mrrc_arrived_find(conn, tag);
-	struct mrrc_op *op;
-
-	if (rx) {
-		hash_del(&rx->hnode);
-		mrrc_rx_repost(conn, rx);
-	} else {
-		list_for_each_entry(op, &conn->backlog, qnode) {
-			if (op->opcode != MRRC_OP_CRW || !op->peer ||
-			    le64_to_cpu(op->peer->msg->tag) != tag)
-				continue;
-			list_del(&op->qnode);
-			op->queued = false;
-			mrrc_rx_repost(conn, op->peer);
-			op->peer = NULL;
-			mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
-			break;
-		}
-	}
-	/* Without memory the peer gives up waiting after a while. */
-	mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAWN, tag);
-}
-
-/* A CRW meets its STCRW: it goes to the back of the send queue. */
-static void mrrc_crw_match(struct mrrc_conn *conn, struct mrrc_op *op,
-			   struct mrrc_rx *rx)
-{
-	op->peer = rx;
-	op->queued = true;
-	list_add_tail(&op->qnode, &conn->backlog);
-}
-
 /* Handle one control message (conn->lock held). */
 static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 			  u32 byte_len)
 {
 	struct mrrc_msg *m = rx->msg;
-	u64 tag = le64_to_cpu(m->tag);
 	struct mrrc_op *op;
 	int status;
 
@@ -854,15 +707,12 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 		list_add_tail(&rx->node, &conn->adv);
 		return;
 	case MRRC_MSG_STCRW:
-		op = mrrc_tag_lookup(conn->crw, tag);
-		if (op) {
-			hash_del(&op->hnode);
-			op->hashed = false;
-			mrrc_crw_match(conn, op, rx);
-		} else {
-			hash_add(conn->arrived, &rx->hnode, tag);
-		}
-		return;
+	case MRRC_MSG_CRW_DONE:
+	case MRRC_MSG_WITHDRAW:
+	case MRRC_MSG_WITHDRAWN:
+		if (mrrc_crw_msg(conn, rx, status))
+			return;
+		break;
 	case MRRC_MSG_SEND_DONE:
 		op = list_first_entry_or_null(&conn->recvs, struct mrrc_op,
 					      wnode);
@@ -872,34 +722,6 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
 						      op->len);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
-		}
-		break;
-	case MRRC_MSG_CRW_DONE:
-		/*
-		 * Unknown tags ended here without a withdrawal: ignore.  One
-		 * being withdrawn landed before the peer saw the withdrawal:
-		 * it completes as it went.
-		 */
-		op = mrrc_tag_lookup(conn->stcrw, tag);
-		if (op) {
-			hash_del(&op->hnode);
-			op->hashed = false;
-			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
-						      op->len);
-			mrrc_op_part_done(op, MRRC_PART_PEER, status);
-		}
-		break;
-	case MRRC_MSG_WITHDRAW:
-		mrrc_stcrw_withdrawn_by_peer(conn, tag);
-		break;
-	case MRRC_MSG_WITHDRAWN:
-		/* Only for a withdrawal we asked for. */
-		op = mrrc_tag_lookup(conn->stcrw, tag);
-		if (op && op->withdrawing) {
-			hash_del(&op->hnode);
-			op->hashed = false;
-			conn->st.withdrawn++;
-			mrrc_op_part_done(op, MRRC_PART_PEER, op->wd_status);
 		}
 		break;
 	default:
@@ -957,31 +779,6 @@ static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		/* Before our ESTABLISHED event: mrrc_data_start() takes it. */
 		list_add_tail(&rx->node, &conn->early);
 		break;
-	}
-	spin_unlock_bh(&conn->lock);
-}
-
-/* A CRW or STCRW deadline. */
-static void mrrc_op_timeout(struct timer_list *t)
-{
-	struct mrrc_op *op = from_timer(op, t, timer);
-	struct mrrc_conn *conn = op->conn;
-
-	spin_lock_bh(&conn->lock);
-	if (!op->hashed) {
-		/* Matched, answered or flushed meanwhile. */
-	} else if (op->withdrawing) {
-		/* The peer never answered the withdrawal. */
-		hash_del(&op->hnode);
-		op->hashed = false;
-		conn->st.withdraw_lost++;
-		mrrc_op_part_done(op, MRRC_PART_PEER, op->wd_status);
-	} else if (op->opcode == MRRC_OP_STCRW) {
-		mrrc_stcrw_withdraw(conn, op, -ETIMEDOUT);
-	} else {
-		hash_del(&op->hnode);
-		op->hashed = false;
-		mrrc_op_part_done(op, MRRC_PART_WR, -ETIMEDOUT);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -1045,9 +842,6 @@ static u32 mrrc_wr_access(u8 opcode)
 static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 			   u64 deadline_ns)
 {
-	u64 tag = op->done.cqe.tag;
-	struct mrrc_rx *rx;
-
 	switch (op->opcode) {
 	case MRRC_OP_RECV:
 		op->parts = MRRC_PART_WR | MRRC_PART_PEER;
@@ -1057,40 +851,14 @@ static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 		list_add_tail(&op->qnode, &conn->ctrlq);
 		break;
 	case MRRC_OP_STCRW:
-		op->parts = MRRC_PART_WR | MRRC_PART_PEER;
-		op->msg.type = MRRC_MSG_STCRW;
-		op->msg.tag = cpu_to_le64(tag);
-		hash_add(conn->stcrw, &op->hnode, tag);
-		op->hashed = true;
-		op->queued = true;
-		list_add_tail(&op->qnode, &conn->ctrlq);
-		break;
 	case MRRC_OP_CRW:
-		op->parts = MRRC_PART_WR;
-		rx = mrrc_arrived_find(conn, tag);
-		if (rx) {
-			hash_del(&rx->hnode);
-			mrrc_crw_match(conn, op, rx);
-		} else {
-			hash_add(conn->crw, &op->hnode, tag);
-			op->hashed = true;
-		}
+		mrrc_crw_submit(conn, op, deadline_ns);
 		break;
 	default:
 		op->parts = MRRC_PART_WR;
 		op->queued = true;
 		list_add_tail(&op->qnode, &conn->backlog);
 		break;
-	}
-
-	if (deadline_ns && op->hashed) {
-		s64 left = deadline_ns - ktime_get_ns();
-
-		op->has_timer = true;
-		timer_setup(&op->timer, mrrc_op_timeout, 0);
-		/* Round up: a deadline never fires early. */
-		mod_timer(&op->timer, jiffies +
-			  (left > 0 ? nsecs_to_jiffies(left) + 1 : 0));
 	}
 	mrrc_conn_kick(conn);
 }
@@ -1237,190 +1005,4 @@ int mrrc_dp_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd)
 	}
 	mrrc_ctx_unlock(ctx);
 	return ret;
-}
-
-/* ---- MRRC_IOC_CANCEL ---------------------------------------------------- */
-
-int mrrc_dp_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd)
-{
-	struct mrrc_conn *conn;
-	struct mrrc_op *op;
-	int ret = 0;
-
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->opcode != MRRC_OP_CRW && cmd->opcode != MRRC_OP_STCRW)
-		return -EINVAL;
-
-	mutex_lock(&ctx->lock);
-	conn = mrrc_conn_lookup(ctx, cmd->conn);
-	if (!conn || conn->listener) {
-		ret = -ENOENT;
-		goto out;
-	}
-	spin_lock_bh(&conn->lock);
-	op = cmd->opcode == MRRC_OP_CRW ? mrrc_tag_lookup(conn->crw, cmd->tag) :
-					  mrrc_tag_lookup(conn->stcrw, cmd->tag);
-	if (!op) {
-		ret = -ENOENT;
-	} else if (op->withdrawing) {
-		ret = -EALREADY;
-	} else if (op->opcode == MRRC_OP_STCRW) {
-		mrrc_stcrw_withdraw(conn, op, -ECANCELED);
-	} else {
-		hash_del(&op->hnode);
-		op->hashed = false;
-		mrrc_op_part_done(op, MRRC_PART_WR, -ECANCELED);
-	}
-	spin_unlock_bh(&conn->lock);
-out:
-	mutex_unlock(&ctx->lock);
-	return ret;
-}
-
-/* ---- MRRC_IOC_POLL ------------------------------------------------------ */
-
-/* Revoke what a completed operation exposes to its peer. */
-static void mrrc_done_unexpose(struct mrrc_cache *c, struct mrrc_done *d)
-{
-	struct mrrc_op *op;
-
-	if (d->kind != MRRC_DONE_OP)
-		return;
-	op = container_of(d, struct mrrc_op, done);
-	if (op->expo.n && !WARN_ON_ONCE(!c))
-		mrrc_cache_unexpose(c, &op->expo);
-}
-
-/* Release what a reported completion held (process context). */
-static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
-{
-	struct mrrc_conn *conn = d->conn;
-
-	switch (d->kind) {
-	case MRRC_DONE_OP: {
-		struct mrrc_op *op = container_of(d, struct mrrc_op, done);
-
-		/* Unreachable with a live key: the cache revoked it first. */
-		WARN_ON_ONCE(op->expo.n);
-		if (op->has_timer)
-			del_timer_sync(&op->timer);
-		if (op->handle && c)
-			mrrc_cache_release_op(c, op->handle);
-		spin_lock_bh(&conn->lock);
-		conn->nops--;
-		spin_unlock_bh(&conn->lock);
-		kfree(op);
-		break;
-	}
-	case MRRC_DONE_RX: {
-		struct mrrc_rx *rx = container_of(d, struct mrrc_rx, done);
-
-		spin_lock_bh(&conn->lock);
-		mrrc_rx_repost(conn, rx);
-		mrrc_conn_kick(conn);
-		spin_unlock_bh(&conn->lock);
-		break;
-	}
-	default:
-		break;
-	}
-	mrrc_conn_put(conn);
-}
-
-int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
-{
-	const size_t min_cqe = offsetofend(struct mrrc_cqe, tag);
-	struct mrrc_cqe *kbuf;
-	struct mrrc_done *d, *tmp;
-	u32 total = 0;
-	int ret = 0;
-
-	cmd->count = 0;
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->__reserved || cmd->max > MRRC_MAX_BATCH ||
-	    cmd->cqe_size < min_cqe)
-		return -EINVAL;
-
-	kbuf = kmalloc_array(MRRC_POLL_CHUNK, sizeof(*kbuf), GFP_KERNEL);
-	if (!kbuf)
-		return -ENOMEM;
-
-	mutex_lock(&ctx->lock);
-	while (total < cmd->max) {
-		LIST_HEAD(batch);
-		u32 n = 0;
-
-		spin_lock_bh(&ctx->done_lock);
-		while (n < min_t(u32, cmd->max - total, MRRC_POLL_CHUNK) &&
-		       !list_empty(&ctx->done)) {
-			d = list_first_entry(&ctx->done, struct mrrc_done, node);
-			list_move_tail(&d->node, &batch);
-			kbuf[n++] = d->cqe;
-		}
-		spin_unlock_bh(&ctx->done_lock);
-		if (!n)
-			break;
-
-		/* No exposure outlives the news that its operation ended. */
-		list_for_each_entry(d, &batch, node)
-			mrrc_done_unexpose(ctx->cache, d);
-		ret = mrrc_copy_records(cmd->cqes + (u64)total * cmd->cqe_size,
-					cmd->cqe_size, kbuf, sizeof(*kbuf), n);
-		if (ret) {
-			/* Nothing is lost: they go back to the front. */
-			spin_lock_bh(&ctx->done_lock);
-			list_splice(&batch, &ctx->done);
-			spin_unlock_bh(&ctx->done_lock);
-			break;
-		}
-		total += n;
-		list_for_each_entry_safe(d, tmp, &batch, node) {
-			list_del(&d->node);
-			mrrc_done_release(ctx->cache, d);
-		}
-	}
-	mutex_unlock(&ctx->lock);
-	kfree(kbuf);
-	cmd->count = total;
-	return total ? 0 : ret;
-}
-
-/**
- * mrrc_done_drain() - deal with completions nobody polled
- * @ctx: the context
- * @free_all: release them all (the context is going away); otherwise
- *	revoke their exposures and forget their cache handles (the cache is
- *	going away, after the connections)
- */
-void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
-{
-	struct mrrc_done *d, *tmp;
-	LIST_HEAD(all);
-
-	spin_lock_bh(&ctx->done_lock);
-	list_splice_init(&ctx->done, &all);
-	spin_unlock_bh(&ctx->done_lock);
-	if (!free_all) {
-		/*
-		 * The connections are gone, so nothing is added meanwhile:
-		 * revoke the exposures while the cache still exists, forget
-		 * the handles, and keep the completions for POLL.
-		 */
-		list_for_each_entry(d, &all, node) {
-			mrrc_done_unexpose(ctx->cache, d);
-			if (d->kind == MRRC_DONE_OP)
-				container_of(d, struct mrrc_op, done)->handle = 0;
-		}
-		spin_lock_bh(&ctx->done_lock);
-		list_splice(&all, &ctx->done);
-		spin_unlock_bh(&ctx->done_lock);
-		return;
-	}
-
-	list_for_each_entry_safe(d, tmp, &all, node) {
-		list_del(&d->node);
-		mrrc_done_release(NULL, d);
-	}
 }
