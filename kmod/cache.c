@@ -982,8 +982,9 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
  * pages (one work request), otherwise, or when the segment is larger than
  * the biggest pooled MR, an ordinary registration of the byte range.
  *
- * Return: 0 or a negative errno (-ENOMEM, -EIO, or what ib_reg_user_mr()
- * returns); nothing is exposed on error.
+ * Return: 0 or a negative errno (-EAGAIN beyond max_exposed, -EPERM from
+ * another address space, -ENOMEM, -EIO, -ETIMEDOUT, or what
+ * ib_reg_user_mr() returns); nothing is exposed on error.
  */
 int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
 		      unsigned int n, u32 access, struct mrrc_expo *e)
@@ -997,11 +998,19 @@ int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
 	int ret = 0;
 
 	memset(e, 0, sizeof(*e));
+	/* ib_reg_user_mr() pins current->mm's pages. */
+	if (current->mm != c->mm)
+		return -EPERM;
 	mutex_lock(&c->mutex);
 	h = xa_load(&c->handles, id);
 	if (WARN_ON_ONCE(!h || !h->op || h->n != n || n > MRRC_EXPO_MAX ||
 			 !c->mm)) {
 		ret = -EINVAL;
+		goto out;
+	}
+	/* Each range is an MR of the device: a context's share is bounded. */
+	if (c->st.exposed + n > READ_ONCE(mrrc_max_exposed)) {
+		ret = -EAGAIN;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {

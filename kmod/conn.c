@@ -290,6 +290,13 @@ static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 	return ret == -EBUSY ? -EMFILE : ret;
 }
 
+static void mrrc_conn_refused(struct mrrc_conn *lis)
+{
+	spin_lock_bh(&lis->lock);
+	lis->st.refused++;
+	spin_unlock_bh(&lis->lock);
+}
+
 /* A connection request on a listener: make the connection, report it. */
 static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 			     struct rdma_cm_event *ev)
@@ -310,7 +317,7 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 		return -EINVAL;
 	if (atomic_inc_return(&lis->pending) > lis->max_pending) {
 		atomic_dec(&lis->pending);
-		lis->st.refused++;
+		mrrc_conn_refused(lis);
 		return -EBUSY;
 	}
 
@@ -331,7 +338,7 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 
 	ret = mrrc_conn_id_alloc(ctx, NULL, &cid);
 	if (ret) {
-		lis->st.refused++;
+		mrrc_conn_refused(lis);
 		goto out_free;
 	}
 	ret = mrrc_conn_create_qp(conn, id, lis->pd);
@@ -747,8 +754,8 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 			mrrc_data_flush(conn, -ECONNREFUSED);
 		}
 		rdma_unlock_handler(conn->cm_id);
-		if (!ret)
-			mrrc_conn_unpend(conn);
+		/* Answered, or failed trying: no longer pending either way. */
+		mrrc_conn_unpend(conn);
 		break;
 	case MRRC_CMD_DISCONNECT:
 		if (conn->state != MRRC_CS_ESTABLISHED &&

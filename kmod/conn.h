@@ -145,6 +145,7 @@ struct mrrc_rx {
  * @withdrawing: an STCRW that timed out or was cancelled, waiting for the
  *	peer's MSG_WITHDRAWN (still on conn->stcrw)
  * @wd_status: the errno it then completes with
+ * @wd_deadline: jiffies when waiting for the answer ends
  * @nsge: entries of @sge
  * @nwr: send queue slots the posted operation holds
  * @handle: cache handle to release when the completion is polled
@@ -178,6 +179,7 @@ struct mrrc_op {
 	u8 internal;
 	bool withdrawing;
 	int wd_status;
+	unsigned long wd_deadline;
 	u8 nsge;
 	u16 nwr;
 	u32 handle;

@@ -112,7 +112,8 @@ static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
 		op->has_timer = true;
 		timer_setup(&op->timer, mrrc_op_timeout, 0);
 	}
-	mod_timer(&op->timer, jiffies + MRRC_WITHDRAW_WAIT);
+	op->wd_deadline = jiffies + MRRC_WITHDRAW_WAIT;
+	mod_timer(&op->timer, op->wd_deadline);
 }
 
 /*
@@ -165,6 +166,12 @@ static void mrrc_op_timeout(struct timer_list *t)
 	if (!op->hashed) {
 		/* Matched, answered or flushed meanwhile. */
 	} else if (op->withdrawing) {
+		/*
+		 * The deadline's run that lost the race with a cancel, which
+		 * re-armed the timer: wait for the re-armed one.
+		 */
+		if (time_before(jiffies, op->wd_deadline))
+			goto out;
 		/* The peer never answered the withdrawal. */
 		hash_del(&op->hnode);
 		op->hashed = false;
@@ -177,6 +184,7 @@ static void mrrc_op_timeout(struct timer_list *t)
 		op->hashed = false;
 		mrrc_op_part_done(op, MRRC_PART_WR, -ETIMEDOUT);
 	}
+out:
 	spin_unlock_bh(&conn->lock);
 }
 

@@ -507,7 +507,8 @@ static int mrrc_post_one_sided(struct mrrc_conn *conn, struct mrrc_op *op)
 
 	if (conn->sq_free < 1)
 		return -EAGAIN;
-	if (op->opcode == MRRC_OP_WRITE_IMM && conn->credits < 2)
+	/* The peer holds its buffer until polled, as for an advertisement. */
+	if (op->opcode == MRRC_OP_WRITE_IMM && conn->credits < 3)
 		return -EAGAIN;
 
 	switch (op->opcode) {
@@ -883,6 +884,9 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	if (conn->listener)
 		return -EINVAL;
 
+	/* POSTs hold ctx->lock: nothing else adds to ctx->nops meanwhile. */
+	if (atomic_read(&ctx->nops) >= READ_ONCE(mrrc_max_ops))
+		return -EAGAIN;
 	spin_lock_bh(&conn->lock);
 	if (conn->state == MRRC_CS_CLOSED)
 		ret = -ENOTCONN;
@@ -958,6 +962,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		goto err_unexpose;
 	}
 	conn->nops++;
+	atomic_inc(&ctx->nops);
 	conn->st.posted++;
 	mrrc_op_submit(conn, op, wr->deadline_ns);
 	spin_unlock_bh(&conn->lock);

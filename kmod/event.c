@@ -59,6 +59,7 @@ static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
 			mrrc_cache_release_op(c, op->handle);
 		spin_lock_bh(&conn->lock);
 		conn->nops--;
+		atomic_dec(&conn->ctx->nops);
 		spin_unlock_bh(&conn->lock);
 		kfree(op);
 		break;

@@ -80,7 +80,9 @@ struct mrrc_frwr_mr {
  * @nclasses: classes in use
  * @pd: the context's PD
  * @cq: completion queue of @qp, polled directly by the waiter
- * @qp: self-connected RC QP carrying REG_MR and LOCAL_INV
+ * @qp: self-connected RC QP carrying REG_MR and LOCAL_INV; NULL when it
+ *	could not be replaced (registrations then fail with -EIO)
+ * @lost_qp: a QP that could not be destroyed, tried again at the end
  * @port: port @qp uses
  * @work: background refill and aging
  * @st: pool counters, copied into struct mrrc_cache_stats
@@ -92,6 +94,7 @@ struct mrrc_frwr {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	struct ib_qp *lost_qp;
 	u32 port;
 	struct delayed_work work;
 	struct mrrc_frwr_stats st;
@@ -103,6 +106,7 @@ struct mrrc_frwr_wait {
 	struct ib_cqe cqe_last;
 	struct completion done;
 	int error;			/* first ib_wc_status that was not success */
+	bool abandoned;			/* left to a QP that would not die */
 };
 
 static void mrrc_frwr_wc_mid(struct ib_cq *cq, struct ib_wc *wc)
@@ -130,6 +134,27 @@ static void mrrc_frwr_wait_init(struct mrrc_frwr_wait *w)
 	w->cqe_last.done = mrrc_frwr_wc_last;
 	init_completion(&w->done);
 	w->error = 0;
+	w->abandoned = false;
+}
+
+/*
+ * Waits live on the heap: if a queue pair that still holds a chain cannot
+ * be destroyed, its wait is left to it (leaked) rather than freed while
+ * the device may still complete into it.
+ */
+static struct mrrc_frwr_wait *mrrc_frwr_wait_new(void)
+{
+	struct mrrc_frwr_wait *w = kmalloc(sizeof(*w), GFP_KERNEL);
+
+	if (w)
+		mrrc_frwr_wait_init(w);
+	return w;
+}
+
+static void mrrc_frwr_wait_free(struct mrrc_frwr_wait *w)
+{
+	if (!w->abandoned)
+		kfree(w);
 }
 
 /* ---- the registration queue pair ---------------------------------------- */
@@ -259,6 +284,32 @@ ALLOW_ERROR_INJECTION(mrrc_frwr_wait_check, ERRNO);
 static int mrrc_frwr_qp_open(struct mrrc_frwr *f);
 
 /*
+ * Destroy the registration QP, after which nothing posted on it completes
+ * any more, reap what the CQ still holds, and make a new one.  A QP that
+ * cannot be destroyed keeps @w (abandoned, never freed) and is kept aside
+ * for mrrc_frwr_destroy(); the engine then has no QP and registrations
+ * fail with -EIO.
+ */
+static void mrrc_frwr_qp_replace(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
+{
+	int ret = ib_destroy_qp(f->qp);
+
+	f->st.qp_resets++;
+	if (ret) {
+		pr_warn_ratelimited("cannot destroy the registration QP: %d\n",
+				    ret);
+		f->lost_qp = f->qp;
+		f->qp = NULL;
+		w->abandoned = true;
+		return;
+	}
+	f->qp = NULL;
+	ib_process_cq_direct(f->cq, -1);
+	if (mrrc_frwr_qp_open(f))
+		pr_warn_ratelimited("cannot replace the registration QP\n");
+}
+
+/*
  * Wait for @w.  A chain that has not completed in MRRC_FRWR_WAIT_NS is
  * lost (a device that stopped answering): the queue pair goes to the
  * error state, which flushes it, and is started over; if even the flush
@@ -285,15 +336,14 @@ static int mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 		mrrc_frwr_qp_recover(f);
 		return -ETIMEDOUT;
 	}
-	ib_destroy_qp(f->qp);
-	f->qp = NULL;
-	ib_process_cq_direct(f->cq, -1);
-	if (mrrc_frwr_qp_open(f))
-		pr_warn_ratelimited("cannot replace the registration QP\n");
+	mrrc_frwr_qp_replace(f, w);
 	return -ETIMEDOUT;
 }
 
-/* Post a chain and wait for its last work request. */
+/*
+ * Post a chain and wait for its last work request.  The caller frees @w
+ * with mrrc_frwr_wait_free() afterwards, whatever the result.
+ */
 static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 					struct ib_send_wr *first,
 					struct mrrc_frwr_wait *w)
@@ -306,10 +356,10 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 	if (ret) {
 		/*
 		 * WRs before the failing one may be posted and still refer
-		 * to @w: flush them all out before @w goes away.
+		 * to @w: the QP goes with them.  (Draining instead would wait
+		 * for ever on a device that stopped answering.)
 		 */
-		ib_drain_sq(f->qp);
-		mrrc_frwr_qp_recover(f);
+		mrrc_frwr_qp_replace(f, w);
 		return ret;
 	}
 	ret = mrrc_frwr_wait_done(f, w);
@@ -563,6 +613,8 @@ void mrrc_frwr_destroy(struct mrrc_frwr *f)
 	}
 	if (f->qp)
 		ib_destroy_qp(f->qp);
+	if (f->lost_qp)
+		ib_destroy_qp(f->lost_qp);
 	ib_free_cq(f->cq);
 	kfree(f);
 }
@@ -690,7 +742,7 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	struct ib_device *dev = c->frwr->pd->device;
 	unsigned long start = r->it.start << PAGE_SHIFT;
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait w;
+	struct mrrc_frwr_wait *w;
 	struct ib_reg_wr rw = {};
 	u32 old_key;
 	int ret, n;
@@ -737,15 +789,20 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	/* Address the MR by the user's virtual address. */
 	fm->mr->iova = start;
 
-	mrrc_frwr_wait_init(&w);
+	w = mrrc_frwr_wait_new();
+	if (!w) {
+		ret = -ENOMEM;
+		goto err_unmap;
+	}
 	rw.wr.opcode = IB_WR_REG_MR;
 	rw.wr.send_flags = IB_SEND_SIGNALED;
-	rw.wr.wr_cqe = &w.cqe_last;
+	rw.wr.wr_cqe = &w->cqe_last;
 	rw.mr = fm->mr;
 	rw.key = fm->mr->rkey;
 	rw.access = mrrc_ib_access(r->access);
 	f->st.reg_wrs++;
-	ret = mrrc_frwr_post_wait(f, &rw.wr, &w);
+	ret = mrrc_frwr_post_wait(f, &rw.wr, w);
+	mrrc_frwr_wait_free(w);
 	if (ret == -EIO || ret == -ETIMEDOUT) {
 		/*
 		 * The REG_MR failed on the wire: its rkey may be valid.  The
@@ -821,25 +878,29 @@ static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 {
 	struct ib_device *dev = c->frwr->pd->device;
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait w;
+	struct mrrc_frwr_wait *w;
 	unsigned int i;
-	bool broken;
+	bool broken = true;
 
-	mrrc_frwr_wait_init(&w);
-	for (i = 0; i < n; i++) {
+	/* Without memory to wait with, the MRs are destroyed instead. */
+	w = mrrc_frwr_wait_new();
+	for (i = 0; w && i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
 
 		memset(&wrs[i], 0, sizeof(wrs[i]));
 		wrs[i].opcode = IB_WR_LOCAL_INV;
 		wrs[i].ex.invalidate_rkey = fm->mr->rkey;
-		wrs[i].wr_cqe = &w.cqe_mid;
+		wrs[i].wr_cqe = &w->cqe_mid;
 		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
 	}
-	wrs[n - 1].wr_cqe = &w.cqe_last;
-	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
-	f->st.inv_wrs += n;
-	f->st.inv_chains++;
-	broken = mrrc_frwr_post_wait(f, &wrs[0], &w) != 0;
+	if (w) {
+		wrs[n - 1].wr_cqe = &w->cqe_last;
+		wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+		f->st.inv_wrs += n;
+		f->st.inv_chains++;
+		broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
+		mrrc_frwr_wait_free(w);
+	}
 
 	for (i = 0; i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
@@ -976,7 +1037,7 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 {
 	struct ib_reg_wr rw[MRRC_EXPO_MAX] = {};
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait w;
+	struct mrrc_frwr_wait *w;
 	u32 old_key[MRRC_EXPO_MAX];
 	unsigned int i, got = 0;
 	int ret = 0;
@@ -1010,20 +1071,28 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 		return ret;
 	}
 
-	mrrc_frwr_wait_init(&w);
+	w = mrrc_frwr_wait_new();
+	if (!w) {
+		for (i = 0; i < n; i++) {
+			ib_update_fast_reg_key(fms[i]->mr, (u8)old_key[i]);
+			mrrc_frwr_put(f, fms[i], false);
+		}
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		rw[i].wr.opcode = IB_WR_REG_MR;
-		rw[i].wr.wr_cqe = &w.cqe_mid;
+		rw[i].wr.wr_cqe = &w->cqe_mid;
 		rw[i].wr.next = i + 1 < n ? &rw[i + 1].wr : NULL;
 		rw[i].mr = fms[i]->mr;
 		rw[i].key = fms[i]->mr->rkey;
 		rw[i].access = mrrc_ib_access(access);
 		segs[i].rkey = fms[i]->mr->rkey;
 	}
-	rw[n - 1].wr.wr_cqe = &w.cqe_last;
+	rw[n - 1].wr.wr_cqe = &w->cqe_last;
 	rw[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 	f->st.reg_wrs += n;
-	ret = mrrc_frwr_post_wait(f, &rw[0].wr, &w);
+	ret = mrrc_frwr_post_wait(f, &rw[0].wr, w);
+	mrrc_frwr_wait_free(w);
 	if (ret) {
 		/* Some of the chain may have registered: destroy them all. */
 		for (i = 0; i < n; i++) {
@@ -1050,24 +1119,28 @@ void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
 {
 	struct ib_send_wr wrs[MRRC_EXPO_MAX] = {};
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait w;
+	struct mrrc_frwr_wait *w;
 	unsigned int i;
-	bool broken;
+	bool broken = true;
 
 	if (!n)
 		return;
-	mrrc_frwr_wait_init(&w);
-	for (i = 0; i < n; i++) {
+	/* Without memory to wait with, the MRs are destroyed instead. */
+	w = mrrc_frwr_wait_new();
+	for (i = 0; w && i < n; i++) {
 		wrs[i].opcode = IB_WR_LOCAL_INV;
 		wrs[i].ex.invalidate_rkey = fms[i]->mr->rkey;
-		wrs[i].wr_cqe = &w.cqe_mid;
+		wrs[i].wr_cqe = &w->cqe_mid;
 		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
 	}
-	wrs[n - 1].wr_cqe = &w.cqe_last;
-	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
-	f->st.inv_wrs += n;
-	f->st.inv_chains++;
-	broken = mrrc_frwr_post_wait(f, &wrs[0], &w) != 0;
+	if (w) {
+		wrs[n - 1].wr_cqe = &w->cqe_last;
+		wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+		f->st.inv_wrs += n;
+		f->st.inv_chains++;
+		broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
+		mrrc_frwr_wait_free(w);
+	}
 	for (i = 0; i < n; i++) {
 		if (broken) {
 			ib_dereg_mr(fms[i]->mr);

@@ -74,6 +74,16 @@ MRRC_UINT_PARAM(max_handles, mrrc_max_handles, 1, MRRC_MAX_HANDLES_CAP,
 MODULE_PARM_DESC(max_handles,
 		 "most registration handles one context may hold, those of operations in flight included; 1..16777216 (default 1048576)");
 
+uint mrrc_max_ops = 65536;
+MRRC_UINT_PARAM(max_ops, mrrc_max_ops, 1, MRRC_MAX_OPS_CAP, 0644);
+MODULE_PARM_DESC(max_ops,
+		 "most operations one context may have outstanding (posted, not yet polled) over all its connections; 1..16777216 (default 65536)");
+
+uint mrrc_max_exposed = 8192;
+MRRC_UINT_PARAM(max_exposed, mrrc_max_exposed, 1, MRRC_MAX_OPS_CAP, 0644);
+MODULE_PARM_DESC(max_exposed,
+		 "most byte ranges one context may have exposed to peers at once (RECV and STCRW segments, one MR each); 1..16777216 (default 8192)");
+
 static int __init mrrc_init(void)
 {
 	int ret;

@@ -109,6 +109,8 @@ struct mrrc_device {
  * @done_lock: protects @done
  * @done: completions and events not yet polled (struct mrrc_done)
  * @wq: woken when @done gains an entry; poll(2) waits here
+ * @nops: operations accepted on its connections and not yet polled
+ *	(POST checks it against max_ops under @lock)
  */
 struct mrrc_ctx {
 	struct kref ref;
@@ -123,6 +125,7 @@ struct mrrc_ctx {
 	spinlock_t done_lock;		/* see @done_lock above */
 	struct list_head done;
 	wait_queue_head_t wq;
+	atomic_t nops;
 };
 
 /* Global state, see main.c */
@@ -138,6 +141,9 @@ extern uint mrrc_max_conns;
 #define MRRC_MAX_CONNS_CAP	1048576U	/* 2^20 */
 extern uint mrrc_max_handles;
 #define MRRC_MAX_HANDLES_CAP	16777216U	/* 2^24 */
+extern uint mrrc_max_ops;
+extern uint mrrc_max_exposed;
+#define MRRC_MAX_OPS_CAP	16777216U	/* 2^24 */
 
 /* device.c */
 int mrrc_client_register(void);

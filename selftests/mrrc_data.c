@@ -711,6 +711,53 @@ TEST_F(data, cancelled_stcrw_is_withdrawn)
 	EXPECT_EQ(0x44, self->sbuf[63]);
 }
 
+/* A context exposes at most max_exposed ranges at once: EAGAIN beyond. */
+TEST_F(data, exposures_are_bounded)
+{
+	struct mrrc_cqe c[2];
+	char old[32];
+
+	ASSERT_EQ(0, param_rw("max_exposed", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_exposed", (char *)"2", 0, 1));
+	EXPECT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf, 64, 1)));
+	EXPECT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf + 4096, 64, 2)));
+	EXPECT_EQ(-EAGAIN, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+						 self->sbuf + 8192, 64, 3)));
+	/* A polled completion gives its exposure back. */
+	ASSERT_EQ(0, post1(self->p.cfd, wr(self->p.cconn, MRRC_OP_SEND,
+					   self->cbuf, 8, 4)));
+	ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+	ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+	EXPECT_EQ(1, c[1].wr_id);
+	EXPECT_EQ(0, post1(self->p.sfd, wr(self->p.sconn, MRRC_OP_RECV,
+					   self->sbuf + 8192, 64, 3)));
+	ASSERT_EQ(0, param_rw("max_exposed", old, 0, 1));
+}
+
+/* A context holds at most max_ops operations over all connections. */
+TEST_F(data, operations_per_context_are_bounded)
+{
+	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_CRW, self->cbuf, 64, 1);
+	struct mrrc_cqe c;
+	char old[32];
+
+	ASSERT_EQ(0, param_rw("max_ops", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_ops", (char *)"2", 0, 1));
+	w.tag = 1;
+	EXPECT_EQ(0, post1(self->p.cfd, w));
+	w.tag = 2;
+	EXPECT_EQ(0, post1(self->p.cfd, w));
+	w.tag = 3;
+	EXPECT_EQ(-EAGAIN, post1(self->p.cfd, w));
+	/* Polling one makes room. */
+	ASSERT_EQ(0, mrrc_cancel(self->p.cfd, self->p.cconn, MRRC_OP_CRW, 1));
+	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
+	EXPECT_EQ(0, post1(self->p.cfd, w));
+	ASSERT_EQ(0, param_rw("max_ops", old, 0, 1));
+}
+
 TEST_F(data, bad_operations_are_refused)
 {
 	struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_WRITE, self->cbuf, 64, 1);
