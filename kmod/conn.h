@@ -82,7 +82,7 @@ struct mrrc_msg {
 	__le16 credits;		/* receive buffers returned */
 	__le32 len;		/* *_DONE: bytes */
 	__le32 status;		/* *_DONE: 0 or a positive errno */
-	__le32 reserved;
+	__le32 seq;		/* STCRW, and CRW_DONE, WITHDRAW(N) about it */
 	__le64 tag;
 	struct mrrc_wire_seg seg[MRRC_MSG_SEGS];
 };
@@ -240,6 +240,9 @@ enum mrrc_conn_kstate {
  * @sq_free: free send queue slots
  * @nops: operations outstanding (accepted, not yet polled)
  * @nctrl: one-off control messages queued or in flight
+ * @stcrw_seq: sequence number of our last STCRW: messages about an STCRW
+ *	name its tag and its number, so one about an old STCRW never
+ *	matches a new one with the same tag
  * @credit_busy: @credit_op is posted
  * @rx_live: @rx is DMA-mapped and may be reposted
  * @backlog: user operations waiting for the send queue, credits or an
@@ -292,6 +295,7 @@ struct mrrc_conn {
 	unsigned int sq_free;
 	unsigned int nops;
 	unsigned int nctrl;
+	u32 stcrw_seq;
 	bool credit_busy;
 	bool rx_live;
 	struct list_head backlog;

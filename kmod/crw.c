@@ -52,7 +52,8 @@ static struct mrrc_rx *mrrc_arrived_find(struct mrrc_conn *conn, u64 tag)
  * returns credits does not make the queue grow without bound.
  * Return: 0, -ENOBUFS or -ENOMEM.
  */
-static int mrrc_ctrl_send(struct mrrc_conn *conn, u8 type, u64 tag)
+static int mrrc_ctrl_send(struct mrrc_conn *conn, u8 type, u64 tag,
+			  __le32 seq)
 {
 	struct mrrc_op *m;
 
@@ -67,6 +68,7 @@ static int mrrc_ctrl_send(struct mrrc_conn *conn, u8 type, u64 tag)
 	m->cqe.done = mrrc_op_wr_done;
 	m->msg.type = type;
 	m->msg.tag = cpu_to_le64(tag);
+	m->msg.seq = seq;
 	m->queued = true;
 	/*
 	 * Ahead of advertisements waiting for credits: the STCRW a
@@ -100,7 +102,8 @@ static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
 	op->withdrawing = true;
 	op->wd_status = status;
 	if (conn->state == MRRC_CS_CLOSED ||
-	    mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAW, op->done.cqe.tag)) {
+	    mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAW, op->done.cqe.tag,
+			   op->msg.seq)) {
 		/* No way to ask: the exposure still ends at POLL. */
 		hash_del(&op->hnode);
 		op->hashed = false;
@@ -122,18 +125,20 @@ static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
  * A CRW already posted has written and sent MSG_CRW_DONE before the
  * answer, so the peer learns that first.
  */
-static void mrrc_stcrw_withdrawn_by_peer(struct mrrc_conn *conn, u64 tag)
+static void mrrc_stcrw_withdrawn_by_peer(struct mrrc_conn *conn, u64 tag,
+					 __le32 seq)
 {
 	struct mrrc_rx *rx = mrrc_arrived_find(conn, tag);
 	struct mrrc_op *op;
 
-	if (rx) {
+	if (rx && rx->msg->seq == seq) {
 		hash_del(&rx->hnode);
 		mrrc_rx_repost(conn, rx);
-	} else {
+	} else if (!rx) {
 		list_for_each_entry(op, &conn->backlog, qnode) {
 			if (op->opcode != MRRC_OP_CRW || !op->peer ||
-			    le64_to_cpu(op->peer->msg->tag) != tag)
+			    le64_to_cpu(op->peer->msg->tag) != tag ||
+			    op->peer->msg->seq != seq)
 				continue;
 			list_del(&op->qnode);
 			op->queued = false;
@@ -144,7 +149,7 @@ static void mrrc_stcrw_withdrawn_by_peer(struct mrrc_conn *conn, u64 tag)
 		}
 	}
 	/* Without memory the peer gives up waiting after a while. */
-	mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAWN, tag);
+	mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAWN, tag, seq);
 }
 
 /* A CRW meets its STCRW: it goes to the back of the send queue. */
@@ -199,6 +204,7 @@ void mrrc_crw_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 		op->parts = MRRC_PART_WR | MRRC_PART_PEER;
 		op->msg.type = MRRC_MSG_STCRW;
 		op->msg.tag = cpu_to_le64(tag);
+		op->msg.seq = cpu_to_le32(++conn->stcrw_seq);
 		hash_add(conn->stcrw, &op->hnode, tag);
 		op->hashed = true;
 		op->queued = true;
@@ -238,7 +244,18 @@ bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status)
 	struct mrrc_op *op;
 
 	switch (m->type) {
-	case MRRC_MSG_STCRW:
+	case MRRC_MSG_STCRW: {
+		/*
+		 * The peer reuses a tag only after its STCRW ended: an entry
+		 * still here under it is one whose withdrawal never reached
+		 * us.  The new one replaces it.
+		 */
+		struct mrrc_rx *old = mrrc_arrived_find(conn, tag);
+
+		if (old) {
+			hash_del(&old->hnode);
+			mrrc_rx_repost(conn, old);
+		}
 		op = mrrc_tag_lookup(conn->crw, tag);
 		if (op) {
 			hash_del(&op->hnode);
@@ -248,6 +265,7 @@ bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status)
 			hash_add(conn->arrived, &rx->hnode, tag);
 		}
 		return true;
+	}
 	case MRRC_MSG_CRW_DONE:
 		/*
 		 * Unknown tags ended here without a withdrawal: ignore.  One
@@ -255,7 +273,7 @@ bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status)
 		 * it completes as it went.
 		 */
 		op = mrrc_tag_lookup(conn->stcrw, tag);
-		if (op) {
+		if (op && op->msg.seq == m->seq) {
 			hash_del(&op->hnode);
 			op->hashed = false;
 			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
@@ -264,12 +282,12 @@ bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status)
 		}
 		return false;
 	case MRRC_MSG_WITHDRAW:
-		mrrc_stcrw_withdrawn_by_peer(conn, tag);
+		mrrc_stcrw_withdrawn_by_peer(conn, tag, m->seq);
 		return false;
 	case MRRC_MSG_WITHDRAWN:
 		/* Only for a withdrawal we asked for. */
 		op = mrrc_tag_lookup(conn->stcrw, tag);
-		if (op && op->withdrawing) {
+		if (op && op->withdrawing && op->msg.seq == m->seq) {
 			hash_del(&op->hnode);
 			op->hashed = false;
 			conn->st.withdrawn++;

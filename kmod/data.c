@@ -476,6 +476,7 @@ static int mrrc_post_into_peer(struct mrrc_conn *conn, struct mrrc_op *op,
 	op->msg.type = op->opcode == MRRC_OP_SEND ? MRRC_MSG_SEND_DONE :
 						    MRRC_MSG_CRW_DONE;
 	op->msg.tag = m->tag;
+	op->msg.seq = m->seq;
 	if (fits) {
 		ret = mrrc_post_writes(conn, op, m);
 		if (ret)
