@@ -872,35 +872,52 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	return 0;
 }
 
+/*
+ * Post @wrs[0..n-1], whose invalidate_rkey is set, as one chain of
+ * IB_WR_LOCAL_INV (only the last signalled) and wait for it.  Returns true
+ * when the chain broke or could not be posted (no memory to wait with):
+ * the keys may still be valid and their MRs must be destroyed.
+ */
+static bool mrrc_frwr_inv_post(struct mrrc_frwr *f, struct ib_send_wr *wrs,
+			       unsigned int n)
+{
+	struct mrrc_frwr_wait *w = mrrc_frwr_wait_new();
+	unsigned int i;
+	bool broken;
+
+	if (!w)
+		return true;
+	for (i = 0; i < n; i++) {
+		wrs[i].opcode = IB_WR_LOCAL_INV;
+		wrs[i].send_flags = 0;
+		wrs[i].wr_cqe = &w->cqe_mid;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	}
+	wrs[n - 1].wr_cqe = &w->cqe_last;
+	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+	f->st.inv_wrs += n;
+	f->st.inv_chains++;
+	broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
+	mrrc_frwr_wait_free(w);
+	return broken;
+}
+
 /* Invalidate up to MRRC_FRWR_CHAIN fast regions from @list in one chain. */
 static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 				unsigned int n, struct ib_send_wr *wrs)
 {
 	struct ib_device *dev = c->frwr->pd->device;
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait *w;
 	unsigned int i;
-	bool broken = true;
+	bool broken;
 
-	/* Without memory to wait with, the MRs are destroyed instead. */
-	w = mrrc_frwr_wait_new();
-	for (i = 0; w && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
 
 		memset(&wrs[i], 0, sizeof(wrs[i]));
-		wrs[i].opcode = IB_WR_LOCAL_INV;
 		wrs[i].ex.invalidate_rkey = fm->mr->rkey;
-		wrs[i].wr_cqe = &w->cqe_mid;
-		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
 	}
-	if (w) {
-		wrs[n - 1].wr_cqe = &w->cqe_last;
-		wrs[n - 1].send_flags = IB_SEND_SIGNALED;
-		f->st.inv_wrs += n;
-		f->st.inv_chains++;
-		broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
-		mrrc_frwr_wait_free(w);
-	}
+	broken = mrrc_frwr_inv_post(f, wrs, n);
 
 	for (i = 0; i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
@@ -1119,28 +1136,14 @@ void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
 {
 	struct ib_send_wr wrs[MRRC_EXPO_MAX] = {};
 	struct mrrc_frwr *f = c->frwr;
-	struct mrrc_frwr_wait *w;
 	unsigned int i;
-	bool broken = true;
+	bool broken;
 
 	if (!n)
 		return;
-	/* Without memory to wait with, the MRs are destroyed instead. */
-	w = mrrc_frwr_wait_new();
-	for (i = 0; w && i < n; i++) {
-		wrs[i].opcode = IB_WR_LOCAL_INV;
+	for (i = 0; i < n; i++)
 		wrs[i].ex.invalidate_rkey = fms[i]->mr->rkey;
-		wrs[i].wr_cqe = &w->cqe_mid;
-		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
-	}
-	if (w) {
-		wrs[n - 1].wr_cqe = &w->cqe_last;
-		wrs[n - 1].send_flags = IB_SEND_SIGNALED;
-		f->st.inv_wrs += n;
-		f->st.inv_chains++;
-		broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
-		mrrc_frwr_wait_free(w);
-	}
+	broken = mrrc_frwr_inv_post(f, wrs, n);
 	for (i = 0; i < n; i++) {
 		if (broken) {
 			ib_dereg_mr(fms[i]->mr);
