@@ -155,10 +155,12 @@ benches: $(BENCHES)
 
 # ---- tests ----------------------------------------------------------------
 
-$(B)/selftests/%: selftests/%.c selftests/mrrc_test.h selftests/mrrc_dp_test.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
+# The hostile peer of the two-VM tests speaks verbs itself.
+$(B)/selftests/mrrc_hostile: SELFTEST_LIBS := -lrdmacm -libverbs
+$(B)/selftests/%: selftests/%.c selftests/mrrc_test.h selftests/mrrc_dp_test.h selftests/mrrc_pair.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter -o $@ $< \
-		$(B)/lib/libmrrc.a -lpthread
+		$(B)/lib/libmrrc.a -lpthread $(SELFTEST_LIBS)
 
 selftests: $(SELFTESTS)
 
@@ -208,11 +210,12 @@ do-vm:
 	@tools/vm/run.sh $(KVER) '$(CMD)'
 
 # Two VMs on a virtual link, each with its own kernel and module: by
-# default the remote selftests, served by A (oldest kernel) to B (newest).
+# default the hostile peer's selftests and the remote ones, served by A (oldest
+# kernel) to B (newest).
 KVER_A ?= $(firstword $(KVERS))
 KVER_B ?= $(lastword $(KVERS))
-CMD_A ?= build/selftests/mrrc_remote serve
-CMD_B ?= build/selftests/mrrc_remote
+CMD_A ?= build/selftests/mrrc_hostile serve && build/selftests/mrrc_remote serve
+CMD_B ?= build/selftests/mrrc_hostile; st=$$?; build/selftests/mrrc_remote || st=1; exit $$st
 do-vm-pair:
 	@for k in $(sort $(call kver,$(KVER_A)) $(call kver,$(KVER_B))); do \
 		$(MAKE) --no-print-directory -s all initramfs KVER=$$k > $(B)/vm-build.log 2>&1 || \

@@ -313,8 +313,10 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 	 */
 	if (id->device != lis->ibdev ||
 	    !mrrc_pdata_ok(ev->param.conn.private_data,
-			   ev->param.conn.private_data_len))
+			   ev->param.conn.private_data_len)) {
+		mrrc_conn_refused(lis);
 		return -EINVAL;
+	}
 	if (atomic_inc_return(&lis->pending) > lis->max_pending) {
 		atomic_dec(&lis->pending);
 		mrrc_conn_refused(lis);

@@ -41,87 +41,10 @@
 #define KA_PARAM	"/sys/module/mrrc/parameters/keepalive_ms"
 
 #include "mrrc_dp_test.h"
+#include "mrrc_pair.h"
 #define MiB		(1024 * 1024)
 #define BUF_LEN		(4 * MiB + 8192)
 #define NTAGS		3000
-
-/* ---- the control channel --------------------------------------------- */
-
-enum {
-	CTL_HELLO = 1,	/* test -> agent: text = scenario, a = connections */
-	CTL_READY,	/* agent -> test: a = RDMA port to connect to */
-	CTL_SEG,	/* a = addr, b = rkey, c = length */
-	CTL_CHECK,	/* a = length, b = seed: check the pattern */
-	CTL_FILL,	/* a = length, b = seed: write the pattern */
-	CTL_GO,		/* a, b: scenario specific */
-	CTL_OK,		/* status = 0 or -errno, text = why */
-	CTL_DONE,	/* the server half's verdict: status, text */
-	CTL_QUIT,	/* test -> agent: reply a = contexts left, then exit */
-};
-
-struct ctl {
-	uint32_t op;
-	int32_t status;
-	uint64_t a, b, c, d;
-	char text[96];
-};
-
-static int ctl_send(int s, uint32_t op, int32_t status, uint64_t a,
-		    uint64_t b, const char *text)
-{
-	struct ctl m = { .op = op, .status = status, .a = a, .b = b };
-
-	if (text)
-		snprintf(m.text, sizeof(m.text), "%s", text);
-	return send(s, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m) ? 0 : -EIO;
-}
-
-/* Receive one message of type @op (-EPROTO if another comes). */
-static int ctl_recv(int s, uint32_t op, struct ctl *m)
-{
-	ssize_t n = recv(s, m, sizeof(*m), MSG_WAITALL);
-
-	if (n != sizeof(*m))
-		return n < 0 ? -errno : -ECONNRESET;
-	m->text[sizeof(m->text) - 1] = '\0';
-	return m->op == op ? 0 : -EPROTO;
-}
-
-/* Send @op and wait for the CTL_OK answer; its status. */
-static int ctl_call(int s, uint32_t op, uint64_t a, uint64_t b, char *why)
-{
-	struct ctl m;
-	int r = ctl_send(s, op, 0, a, b, NULL);
-
-	r = r ?: ctl_recv(s, CTL_OK, &m);
-	if (r)
-		return r;
-	if (why)
-		snprintf(why, 96, "%s", m.text);
-	return m.status;
-}
-
-static void ctl_timeouts(int s)
-{
-	struct timeval tv = { .tv_sec = TMO_MS / 1000 * 2 };
-	int one = 1;
-
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-/* ---- helpers shared by both halves ----------------------------------- */
-
-static struct sockaddr_in ip_addr(const char *ip, uint16_t port)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-	};
-
-	inet_pton(AF_INET, ip ?: "0.0.0.0", &sin.sin_addr);
-	return sin;
-}
 
 static void *map(size_t len)
 {
@@ -532,46 +455,28 @@ static void serve_one(int ctl, const struct scenario *sc, unsigned int nconn,
 	_exit(r ? 1 : 0);
 }
 
+static uint64_t contexts_left(void)
+{
+	return debugfs_contexts();
+}
+
 /* The agent: serve scenarios one at a time until CTL_QUIT. */
 static int serve(void)
 {
-	struct sockaddr_in sin = ip_addr(getenv("MRRC_LINK_IP"), CTL_PORT);
 	uint16_t port = RDMA_PORT;
-	int ls, s, one = 1, failed = 0;
-	struct pollfd pfd;
+	int ls, s, failed = 0;
 	unsigned int i;
 	struct ctl m;
 	pid_t pid;
 	int st;
 
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sin, sizeof(sin)) ||
-	    listen(ls, 4)) {
-		perror("mrrc_remote: control socket");
+	ls = agent_socket("mrrc_remote", CTL_PORT);
+	if (ls < 0)
 		return 1;
-	}
 	for (;;) {
-		pfd = (struct pollfd){ .fd = ls, .events = POLLIN };
-		if (poll(&pfd, 1, IDLE_S * 1000) != 1) {
-			fprintf(stderr, "mrrc_remote: idle for %d s\n", IDLE_S);
-			return 1;
-		}
-		s = accept(ls, NULL, NULL);
-		if (s < 0)
-			continue;
-		ctl_timeouts(s);
-		memset(&m, 0, sizeof(m));
-		if (ctl_recv(s, CTL_HELLO, &m)) {
-			if (m.op == CTL_QUIT) {
-				ctl_send(s, CTL_OK, 0, debugfs_contexts(), 0,
-					 NULL);
-				close(s);
-				return failed;
-			}
-			close(s);
-			continue;
-		}
+		s = agent_next("mrrc_remote", ls, IDLE_S, contexts_left, &m);
+		if (s <= 0)
+			return s ? 1 : failed;
 		for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 			if (!strcmp(m.text, scenarios[i].name))
 				break;
@@ -614,11 +519,6 @@ struct peer {
 	uint8_t *buf;
 };
 
-static const char *peer_ip(void)
-{
-	return getenv("MRRC_LINK_PEER") ?: "10.212.0.1";
-}
-
 /* Connect @fd to the scenario's listener; the connection id or -errno. */
 static int rdma_connect(int fd, uint16_t port)
 {
@@ -634,32 +534,6 @@ static int rdma_connect(int fd, uint16_t port)
 }
 
 /*
- * A control connection to the agent, retried for up to @wait_ms: a socket,
- * or -errno.
- */
-static int agent_dial(int wait_ms)
-{
-	struct sockaddr_in sin = ip_addr(peer_ip(), CTL_PORT);
-	int64_t end = now_ms() + wait_ms;
-	int s, r;
-
-	for (;;) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (s < 0)
-			return -errno;
-		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-			break;
-		r = -errno;
-		close(s);
-		if (now_ms() > end)
-			return r;
-		usleep(200000);
-	}
-	ctl_timeouts(s);
-	return s;
-}
-
-/*
  * Start @scenario with @nconn connections on the agent (main() has seen it
  * up).  With @connect, open a context and connect it.
  */
@@ -671,7 +545,7 @@ static int peer_start(struct peer *p, const char *scenario,
 
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
-	p->ctl = agent_dial(10000);
+	p->ctl = agent_dial(CTL_PORT, 10000);
 	if (p->ctl < 0)
 		return p->ctl;
 	r = ctl_send(p->ctl, CTL_HELLO, 0, nconn, 0, scenario);
@@ -1252,7 +1126,7 @@ TEST_F(remote, unknown_scenario_is_refused)
 TEST_F(remote, zz_nothing_left_behind)
 {
 	struct ctl m;
-	int s = agent_dial(10000);
+	int s = agent_dial(CTL_PORT, 10000);
 
 	ASSERT_LE(0, s);
 	ASSERT_EQ(0, ctl_send(s, CTL_QUIT, 0, 0, 0, NULL));
@@ -1266,23 +1140,7 @@ TEST_F(remote, zz_nothing_left_behind)
 TEST_HARNESS_MAIN
 #undef main
 
-/*
- * The client waits up to two minutes for the agent (VM a may still be
- * booting), and gives up at once if it never comes rather than letting
- * every test wait for it in turn.
- */
 int main(int argc, char **argv)
 {
-	int s;
-
-	if (argc == 2 && !strcmp(argv[1], "serve"))
-		return serve();
-	s = agent_dial(120000);
-	if (s < 0) {
-		printf("TAP version 13\nBail out! no agent at %s:%d: %s\n",
-		       peer_ip(), CTL_PORT, strerror(-s));
-		return 1;
-	}
-	close(s);
-	return harness_main(argc, argv);
+	return pair_main(argc, argv, CTL_PORT, serve, harness_main);
 }

@@ -222,17 +222,18 @@ for k in $vms; do
 		"$L/vm-$k.log" "VM run: exit 0, dmesg scan clean"
 done
 
-# Two VMs, two kernels, two modules: the remote selftests.
+# Two VMs, two kernels, two modules: the remote selftests, then the
+# hostile peer's (tools/vm/pair-cmds.sh).
+. tools/vm/pair-cmds.sh
 pair_run() {	# pair_run KVER_A KVER_B: A serves, B runs the suite
 	local name="[$1 serves $2]" out=$B/check/pair-$1-$2 log=$L/pair-$1-$2.log st
 	mkdir -p "$out"
 	VM_DMESG_DIR=$out tools/vm/pair.sh "$1" "$2" \
-		"build/selftests/mrrc_remote serve && rmmod mrrc" \
-		"build/selftests/mrrc_remote > $out/remote.tap 2>&1; st=\$?;
-		 cat $out/remote.tap; rmmod mrrc || st=1; exit \$st" > "$log" 2>&1
+		"$PAIR_CMD_A" "$(pair_cmd_b "$out")" > "$log" 2>&1
 	st=$?
-	tap "$name" "$out/remote.tap"
+	tap "$name" "$out/remote.tap" "$out/hostile.tap"
 	reported "$name mrrc_remote" "$out/remote.tap" "$log"
+	reported "$name mrrc_hostile" "$out/hostile.tap" "$log"
 	vm_status "$name" "$st" "$log" "both VMs: exit 0, rmmod, dmesg scans clean"
 }
 section "two test VMs on a virtual link"

@@ -776,7 +776,8 @@ enum mrrc_conn_state {
  *	forgot
  * @withdraw_lost: out, ones that completed without that confirmation
  *	(no answer in 5 s, no memory to ask, or the connection closed)
- * @refused: out, a listener: connection requests refused because its
+ * @refused: out, a listener: connection requests refused because they
+ *	came on another device or without the module's private data, its
  *	backlog was full or the context had max_conns connections
  */
 struct mrrc_conn_query {

@@ -33,7 +33,8 @@ setup() {
 	ip link set lo up &&
 	modprobe rdma_rxe &&
 	modprobe ib_uverbs &&
-	modprobe rdma_cm || return 1
+	modprobe rdma_cm &&
+	modprobe rdma_ucm || return 1	# librdmacm, for the hostile peer
 	if [ -n "${MRRC_LINK_IP:-}" ]; then
 		modprobe virtio_net || return 1
 		dev=

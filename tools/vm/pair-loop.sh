@@ -11,6 +11,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
+. tools/vm/pair-cmds.sh
 n=$1
 resolve() { [ "$1" = debug ] && tools/vm/debug-kernel.sh || echo "$1"; }
 ka=$(resolve "$2") && kb=$(resolve "$3") || exit 1
@@ -29,9 +30,7 @@ for r in $(seq 1 "$n"); do
 		t0=$(date +%s)
 		VM_DMESG_DIR=$top/$d flock "${VM_LOCK:-/tmp/mrrc-vm.lock}" \
 			tools/vm/pair.sh "$1" "$2" \
-			"build/selftests/mrrc_remote serve && rmmod mrrc" \
-			"build/selftests/mrrc_remote > $top/$d/remote.tap 2>&1; st=\$?;
-			 cat $top/$d/remote.tap; rmmod mrrc || st=1; exit \$st" > "$d/log" 2>&1
+			"$PAIR_CMD_A" "$(pair_cmd_b "$top/$d")" > "$d/log" 2>&1
 		st=$?
 		if [ "$st" -eq 0 ]; then
 			pass=$((pass + 1))

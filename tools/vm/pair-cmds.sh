@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Sourced by tools/check.sh and tools/vm/pair-loop.sh: what the two VMs of
+# a pair run (tools/vm/pair.sh).  VM a serves the hostile peer's agent and
+# then the remote suite's; VM b runs mrrc_hostile, then mrrc_remote, into
+# OUT/hostile.tap and OUT/remote.tap.  Both unload the module at the end.
+# The hostile suite goes first: after the remote suite's "vanish" scenario
+# (VM a's link down for 30 s and up again) a 6.1 guest as VM a has been
+# seen not to answer new RDMA CM requests (see Documentation/testing.rst).
+# shellcheck shell=sh
+
+PAIR_CMD_A="build/selftests/mrrc_hostile serve; st=\$?;
+	build/selftests/mrrc_remote serve || st=1; rmmod mrrc || st=1; exit \$st"
+
+# pair_cmd_b OUT
+pair_cmd_b() {
+	echo "build/selftests/mrrc_hostile > $1/hostile.tap 2>&1; st=\$?;
+	build/selftests/mrrc_remote > $1/remote.tap 2>&1 || st=1;
+	cat $1/hostile.tap $1/remote.tap; rmmod mrrc || st=1; exit \$st"
+}
