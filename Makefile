@@ -214,7 +214,7 @@ do-vm:
 # kernel) to B (newest).
 KVER_A ?= $(firstword $(KVERS))
 KVER_B ?= $(lastword $(KVERS))
-CMD_A ?= build/selftests/mrrc_hostile serve && build/selftests/mrrc_remote serve
+CMD_A ?= build/selftests/mrrc_hostile serve; build/selftests/mrrc_remote serve
 CMD_B ?= build/selftests/mrrc_hostile; st=$$?; build/selftests/mrrc_remote || st=1; exit $$st
 do-vm-pair:
 	@for k in $(sort $(call kver,$(KVER_A)) $(call kver,$(KVER_B))); do \

@@ -1077,6 +1077,26 @@ void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e)
 }
 
 /**
+ * mrrc_cache_export_count() - account an export made (@n 1) or revoked (-1)
+ * @c: the cache
+ * @n: 1 or -1
+ * @bytes: the export's length
+ */
+void mrrc_cache_export_count(struct mrrc_cache *c, int n, u64 bytes)
+{
+	mutex_lock(&c->mutex);
+	if (n > 0) {
+		c->st.exports++;
+		c->st.exported++;
+		c->st.export_bytes += bytes;
+	} else {
+		c->st.exported--;
+		c->st.export_bytes -= bytes;
+	}
+	mutex_unlock(&c->mutex);
+}
+
+/**
  * mrrc_cache_handle_ref() - take a new handle on part of a handle's range
  * @c: the cache
  * @id: an existing handle
@@ -1534,7 +1554,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	mutex_unlock(&c->mutex);
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
-		c->st.pinned_pages || c->st.exposed);
+		c->st.pinned_pages || c->st.exposed || c->st.exported);
 
 	mutex_lock(&mrrc_caches_lock);
 	list_del(&c->node);
@@ -1545,6 +1565,8 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	final.pool_mrs = 0;
 	final.pool_free = 0;
 	final.exposed = 0;
+	final.exported = 0;
+	final.export_bytes = 0;
 	mrrc_stats_add(&mrrc_retired, &final);
 	mutex_unlock(&mrrc_caches_lock);
 

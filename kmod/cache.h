@@ -272,6 +272,7 @@ void mrrc_cache_release_op(struct mrrc_cache *c, u32 handle);
 int mrrc_cache_expose(struct mrrc_cache *c, u32 handle, struct mrrc_seg *segs,
 		      unsigned int n, u32 access, struct mrrc_expo *e);
 void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e);
+void mrrc_cache_export_count(struct mrrc_cache *c, int n, u64 bytes);
 int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 			  u32 access, struct mrrc_seg *segs, u32 room,
 			  struct mrrc_reg_out *out);

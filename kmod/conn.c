@@ -639,6 +639,8 @@ out_unlock:
  */
 static void mrrc_conn_destroy(struct mrrc_conn *conn)
 {
+	if (!conn->listener)
+		mrrc_export_conn_gone(conn->ctx, conn->id);
 	mrrc_conn_unpend(conn);
 	mrrc_data_flush(conn, -ECONNRESET);
 	cancel_delayed_work_sync(&conn->keepalive);

@@ -25,6 +25,7 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	mutex_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->dev_node);
 	xa_init_flags(&ctx->conns, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->exports, XA_FLAGS_ALLOC1);
 	spin_lock_init(&ctx->done_lock);
 	INIT_LIST_HEAD(&ctx->done);
 	init_waitqueue_head(&ctx->wq);
@@ -40,6 +41,8 @@ static void mrrc_ctx_free(struct kref *ref)
 	WARN_ON(ctx->dev || ctx->pd);
 	mrrc_done_drain(ctx, true);
 	xa_destroy(&ctx->conns);
+	WARN_ON(!xa_empty(&ctx->exports));
+	xa_destroy(&ctx->exports);
 	mutex_destroy(&ctx->lock);
 	atomic_dec(&mrrc_nr_ctx);
 	kfree(ctx);
@@ -64,6 +67,8 @@ static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
 	/* Connections use the cache's registrations and the PD: first. */
 	mrrc_conns_destroy(ctx);
 	mrrc_done_drain(ctx, false);
+	/* Gone with their connections; this only makes sure. */
+	mrrc_exports_destroy(ctx);
 	if (ctx->cache) {
 		mrrc_cache_destroy(ctx->cache);
 		ctx->cache = NULL;

@@ -68,7 +68,8 @@ static int stats_show(struct seq_file *s, void *unused)
 		"pool_hits", "pool_misses", "pool_refills", "pool_aged",
 		"reg_wrs", "inv_wrs", "inv_chains", "qp_resets",
 		"fast_fallbacks", "caches", "whole_ranges", "exposures",
-		"exposed", "expo_ordinary", "reg_timeouts",
+		"exposed", "expo_ordinary", "reg_timeouts", "exports",
+		"exported", "export_bytes",
 	};
 	unsigned int i;
 

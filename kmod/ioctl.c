@@ -45,6 +45,8 @@ union mrrc_ucmd_buffer {
 	struct mrrc_poll poll;
 	struct mrrc_cancel cancel;
 	struct mrrc_conn_query conn_query;
+	struct mrrc_export export;
+	struct mrrc_unexport unexport;
 };
 
 struct mrrc_ucmd {
@@ -480,6 +482,27 @@ static int mrrc_cmd_conn_query(struct mrrc_ucmd *ucmd)
 	return mrrc_conn_info(ucmd->ctx, ucmd->cmd);
 }
 
+static int mrrc_cmd_export(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_export_create(ucmd->ctx, ucmd->cmd);
+}
+
+/* The caller never learns the export's id: revoke it. */
+static void mrrc_cmd_export_abort(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_unexport un = {
+		.size = sizeof(un),
+		.id = ((struct mrrc_export *)ucmd->cmd)->id,
+	};
+
+	mrrc_export_revoke(ucmd->ctx, &un);
+}
+
+static int mrrc_cmd_unexport(struct mrrc_ucmd *ucmd)
+{
+	return mrrc_export_revoke(ucmd->ctx, ucmd->cmd);
+}
+
 /* The id a failed LISTEN or CONNECT would have had is never reported. */
 static void mrrc_cmd_conn_abort(struct mrrc_ucmd *ucmd)
 {
@@ -561,6 +584,11 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 		      tag),
 	MRRC_IOCTL_OP(MRRC_CMD_CONN_QUERY, mrrc_cmd_conn_query,
 		      struct mrrc_conn_query, ctrl_recv),
+	MRRC_IOCTL_OP_FULL(MRRC_CMD_EXPORT, mrrc_cmd_export,
+			   mrrc_cmd_export_abort, false, struct mrrc_export,
+			   segs),
+	MRRC_IOCTL_OP(MRRC_CMD_UNEXPORT, mrrc_cmd_unexport,
+		      struct mrrc_unexport, __reserved),
 };
 
 long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

@@ -111,6 +111,8 @@ struct mrrc_device {
  * @wq: woken when @done gains an entry; poll(2) waits here
  * @nops: operations accepted on its connections and not yet polled
  *	(POST checks it against max_ops under @lock)
+ * @exports: MRRC_IOC_EXPORT's exports by id (export.c), under @lock
+ * @export_next: where the cyclic allocation of export ids goes on
  */
 struct mrrc_ctx {
 	struct kref ref;
@@ -126,6 +128,8 @@ struct mrrc_ctx {
 	struct list_head done;
 	wait_queue_head_t wq;
 	atomic_t nops;
+	struct xarray exports;
+	u32 export_next;
 };
 
 /* Global state, see main.c */
@@ -157,6 +161,14 @@ int mrrc_device_list(const struct net *net, struct mrrc_dev_info *info,
 int mrrc_device_port_query(const struct net *net, u32 dev_index, u32 port,
 			   struct mrrc_port_query *pq,
 			   struct mrrc_gid_entry *gids, unsigned int max);
+
+/* export.c */
+struct mrrc_export;
+struct mrrc_unexport;
+int mrrc_export_create(struct mrrc_ctx *ctx, struct mrrc_export *cmd);
+int mrrc_export_revoke(struct mrrc_ctx *ctx, struct mrrc_unexport *cmd);
+void mrrc_export_conn_gone(struct mrrc_ctx *ctx, u32 conn_id);
+void mrrc_exports_destroy(struct mrrc_ctx *ctx);
 
 /* ctx.c */
 struct mrrc_ctx *mrrc_ctx_create(void);

@@ -386,3 +386,44 @@ MRRC_EXPORT int mrrc_cancel(int fd, uint32_t conn, uint8_t opcode,
 
 	return mrrc_ioctl(fd, MRRC_IOC_CANCEL, &c);
 }
+
+MRRC_EXPORT int mrrc_export(int fd, const void *addr, size_t len,
+			    uint32_t access, const uint32_t *conns,
+			    unsigned int nconns, struct mrrc_seg *segs,
+			    unsigned int *nsegs, uint32_t *id)
+{
+	struct mrrc_export x = {
+		.size = sizeof(x),
+		.addr = (uintptr_t)addr,
+		.len = len,
+		.access = access,
+		.nconns = nconns,
+		.conns = (uintptr_t)conns,
+	};
+	unsigned int i;
+	int ret;
+
+	if (!id || !nsegs || (*nsegs && !segs) || (nconns && !conns))
+		return -EINVAL;
+	ret = mrrc_ioctl(fd, MRRC_IOC_EXPORT, &x);
+	if (ret)
+		return ret;
+	if (x.nsegs > *nsegs) {
+		/* Keys the caller cannot learn must not stay live. */
+		mrrc_unexport(fd, x.id);
+		*nsegs = x.nsegs;
+		return -EOVERFLOW;
+	}
+	for (i = 0; i < x.nsegs; i++)
+		segs[i] = x.segs[i];
+	*nsegs = x.nsegs;
+	*id = x.id;
+	return 0;
+}
+
+MRRC_EXPORT int mrrc_unexport(int fd, uint32_t id)
+{
+	struct mrrc_unexport u = { .size = sizeof(u), .id = id };
+
+	return mrrc_ioctl(fd, MRRC_IOC_UNEXPORT, &u);
+}

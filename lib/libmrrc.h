@@ -55,6 +55,10 @@ int mrrc_post(int fd, const struct mrrc_wr *wrs, unsigned int count,
 int mrrc_poll_cq(int fd, struct mrrc_cqe *cqes, unsigned int max);
 int mrrc_wait(int fd, int timeout_ms);
 int mrrc_cancel(int fd, uint32_t conn, uint8_t opcode, uint64_t tag);
+int mrrc_export(int fd, const void *addr, size_t len, uint32_t access,
+		const uint32_t *conns, unsigned int nconns,
+		struct mrrc_seg *segs, unsigned int *nsegs, uint32_t *id);
+int mrrc_unexport(int fd, uint32_t id);
 
 /* FRRWP transactions (see mrrc_frrwp(3)). */
 enum mrrc_frrwp_mode {

@@ -1144,6 +1144,323 @@ TEST(exposure_is_byte_exact_and_ends_with_the_operation)
 	sh("echo 0 > %s/events/mrrc/mrrc_expose/enable", dir);
 }
 
+/* ---- MRRC_IOC_EXPORT ---------------------------------------------------- */
+
+/* What the client does with the server's export. */
+enum xprobe {
+	X_READ, X_WRITE, X_ATOMIC, X_BEFORE, X_AFTER, X_WBEFORE, X_WAFTER,
+	X_REVOKED,
+};
+
+static const char *const xprobe_name[] = {
+	"read inside", "write inside", "atomic inside", "read of the byte before",
+	"read of the byte after", "write of the byte before",
+	"write of the byte after", "read after UNEXPORT",
+};
+
+/*
+ * The server exports 56 bytes across a page boundary with @access; the
+ * client uses the key once as @probe says: the completion's status.
+ * *changed is set if a server byte changed that the probe had no right to
+ * change.  A successful read must see the server's bytes.
+ */
+static int export_probe(struct __test_metadata *_metadata, uint32_t access,
+			enum xprobe probe, bool *changed)
+{
+	const size_t blen = 3 * 4096, off = 4096 - 24, len = 56;
+	uint8_t *buf = map(blen), *cbuf = map(4096), *want = malloc(blen);
+	struct mrrc_cache_stats st = { .size = sizeof(st) };
+	struct mrrc_seg seg[MRRC_EXPORT_SEGS];
+	unsigned int nsegs = MRRC_EXPORT_SEGS;
+	uint64_t raddr;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	struct pair p;
+	uint32_t id;
+	int status;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, cbuf);
+	ASSERT_NE(NULL, want);
+	fill(buf, blen, 21);
+	memset(cbuf, 0xee, 4096);
+	memcpy(want, buf, blen);
+	ASSERT_EQ(0, pair_open(&p));
+	ASSERT_EQ(0, mrrc_export(p.sfd, buf + off, len, access, &p.sconn, 1,
+				 seg, &nsegs, &id));
+	ASSERT_EQ(1, nsegs);
+	EXPECT_EQ((uintptr_t)(buf + off), seg[0].addr);
+	EXPECT_EQ(len, seg[0].length);
+	EXPECT_EQ(0, seg[0].lkey);
+	ASSERT_EQ(0, mrrc_cache_stats(p.sfd, &st));
+	EXPECT_EQ(1, st.exports);
+	EXPECT_EQ(1, st.exported);
+	EXPECT_EQ(len, st.export_bytes);
+	EXPECT_EQ(1, st.exposed);
+	if (probe == X_REVOKED) {
+		ASSERT_EQ(0, mrrc_unexport(p.sfd, id));
+		ASSERT_EQ(0, mrrc_cache_stats(p.sfd, &st));
+		EXPECT_EQ(0, st.exported);
+		EXPECT_EQ(0, st.export_bytes);
+		EXPECT_EQ(0, st.exposed);
+		EXPECT_EQ(-ENOENT, mrrc_unexport(p.sfd, id));
+	}
+
+	raddr = seg[0].addr + (probe == X_BEFORE || probe == X_WBEFORE ? -1 :
+			       probe == X_AFTER || probe == X_WAFTER ?
+			       (int64_t)len : 8);
+	w = wr(p.cconn, probe == X_WRITE || probe == X_WBEFORE ||
+			probe == X_WAFTER ? MRRC_OP_WRITE :
+			probe == X_ATOMIC ? MRRC_OP_FETCH_ADD : MRRC_OP_READ,
+	       cbuf, probe >= X_BEFORE && probe <= X_WAFTER ? 1 : 8, 1);
+	w.remote_addr = raddr;
+	w.rkey = seg[0].rkey;
+	if (probe == X_ATOMIC)
+		w.compare_add = 1;
+	ASSERT_EQ(0, post1(p.cfd, w));
+	ASSERT_EQ(0, reap(p.cfd, &c, 1));
+	status = c.status;
+	if (!status && probe == X_READ)
+		EXPECT_EQ(0, memcmp(cbuf, buf + off + 8, 8));
+	if (!status && probe == X_WRITE)
+		memset(want + off + 8, 0xee, 8);
+	if (!status && probe == X_ATOMIC) {
+		uint64_t old, now;
+
+		/* The old value comes back; the server's is one more. */
+		memcpy(&old, want + off + 8, 8);
+		memcpy(&now, buf + off + 8, 8);
+		EXPECT_EQ(0, memcmp(cbuf, &old, 8));
+		EXPECT_EQ(old + 1, now);
+		memcpy(want + off + 8, buf + off + 8, 8);
+	}
+	*changed = memcmp(buf, want, blen) != 0;
+	if (probe != X_REVOKED)
+		EXPECT_EQ(0, mrrc_unexport(p.sfd, id));
+	pair_close(&p);
+	munmap(buf, blen);
+	munmap(cbuf, 4096);
+	free(want);
+	return status;
+}
+
+/*
+ * An export reaches exactly its bytes with exactly its rights: remote
+ * read only unless asked; one byte before or after, or anything once
+ * revoked, is a remote access error and changes nothing.
+ */
+TEST(export_is_byte_exact_with_its_rights_until_revoked)
+{
+	static const struct {
+		uint32_t access;
+		enum xprobe probe;
+		int status;
+	} cases[] = {
+		{ 0, X_READ, 0 },
+		{ 0, X_WRITE, -EACCES },
+		{ 0, X_ATOMIC, -EACCES },
+		{ 0, X_BEFORE, -EACCES },
+		{ 0, X_AFTER, -EACCES },
+		{ 0, X_REVOKED, -EACCES },
+		{ MRRC_ACCESS_REMOTE_WRITE, X_WRITE, 0 },
+		{ MRRC_ACCESS_REMOTE_WRITE, X_WBEFORE, -EACCES },
+		{ MRRC_ACCESS_REMOTE_WRITE, X_WAFTER, -EACCES },
+		{ MRRC_ACCESS_REMOTE_WRITE, X_READ, -EACCES },
+		{ MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_READ, X_READ, 0 },
+		{ MRRC_ACCESS_REMOTE_ATOMIC, X_ATOMIC, 0 },
+		{ MRRC_ACCESS_REMOTE_WRITE, X_REVOKED, -EACCES },
+	};
+	unsigned int i;
+	bool changed;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(cases[i].status,
+			  export_probe(_metadata, cases[i].access,
+				       cases[i].probe, &changed))
+			TH_LOG("access %#x, %s", cases[i].access,
+			       xprobe_name[cases[i].probe]);
+		EXPECT_FALSE(changed)
+			TH_LOG("access %#x, %s: memory changed",
+			       cases[i].access, xprobe_name[cases[i].probe]);
+	}
+}
+
+/*
+ * Bad EXPORT and UNEXPORT requests get their documented errno and leave
+ * nothing behind; an export ends with its last connection, and exports
+ * count against max_exposed.
+ */
+TEST_F(data, export_requests_checked_limited_and_tied_to_connections)
+{
+	struct mrrc_cache_stats st = { .size = sizeof(st) };
+	struct mrrc_export x = { .size = sizeof(x) };
+	struct mrrc_unexport u = { .size = sizeof(u) };
+	struct mrrc_seg seg[MRRC_EXPORT_SEGS];
+	uint32_t conns[MRRC_EXPORT_CONNS + 1] = {}, id, id2, id3;
+	unsigned int nsegs = MRRC_EXPORT_SEGS, i;
+	uint8_t *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+	struct mrrc_cache_config model = { .mode = MRRC_MODE_MODEL };
+	uint8_t *b = self->sbuf;
+	char old[32];
+	int mfd;
+
+#define XPORT(ptr, len, acc, cs, n) \
+	(nsegs = MRRC_EXPORT_SEGS, \
+	 mrrc_export(self->p.sfd, ptr, len, acc, cs, n, seg, &nsegs, &id))
+	conns[0] = self->p.sconn;
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, MRRC_ACCESS_LOCAL_WRITE, conns, 1));
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, 1U << 7, conns, 1));
+	EXPECT_EQ(-EINVAL, XPORT(b, 0, 0, conns, 1));
+	EXPECT_EQ(-EINVAL, XPORT((void *)-64UL, 128, 0, conns, 1));
+	EXPECT_EQ(-EINVAL, XPORT(b, (1UL << 31) + 1, 0, conns, 1));
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, 0, conns, 0));
+	for (i = 0; i <= MRRC_EXPORT_CONNS; i++)
+		conns[i] = self->p.sconn;
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, 0, conns, MRRC_EXPORT_CONNS + 1));
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, 0, conns, 2));	/* twice */
+	conns[1] = 999;
+	EXPECT_EQ(-ENOENT, XPORT(b, 64, 0, conns, 2));
+	EXPECT_EQ(-EINVAL, XPORT(b, 64, 0, &self->p.lis, 1));
+	x.addr = (uintptr_t)b;
+	x.len = 64;
+	x.nconns = 1;
+	x.conns = 8;	/* unmapped */
+	EXPECT_EQ(-EFAULT, raw_ioctl(self->p.sfd, MRRC_IOC_EXPORT, &x));
+	x.conns = (uintptr_t)conns;
+	x.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, raw_ioctl(self->p.sfd, MRRC_IOC_EXPORT, &x));
+	u.id = 1;
+	u.__reserved = 1;
+	EXPECT_EQ(-EINVAL, raw_ioctl(self->p.sfd, MRRC_IOC_UNEXPORT, &u));
+	u.__reserved = 0;
+	u.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, raw_ioctl(self->p.sfd, MRRC_IOC_UNEXPORT, &u));
+	EXPECT_EQ(-ENOENT, mrrc_unexport(self->p.sfd, 1));
+	/* A model cache registers nothing. */
+	mfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, mrrc_cache_config(mfd, &model));
+	nsegs = MRRC_EXPORT_SEGS;
+	EXPECT_EQ(-EOPNOTSUPP, mrrc_export(mfd, b, 64, 0, conns, 1, seg,
+					   &nsegs, &id));
+	close(mfd);
+	/*
+	 * Memory that is not there, and read-only memory, even for readers:
+	 * exports are pinned for writing.
+	 */
+	EXPECT_EQ(-EFAULT, XPORT((void *)4096, 64, 0, &self->p.sconn, 1));
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-EFAULT, XPORT(ro, 64, MRRC_ACCESS_REMOTE_WRITE,
+				 &self->p.sconn, 1));
+	EXPECT_EQ(-EFAULT, XPORT(ro, 64, 0, &self->p.sconn, 1));
+	munmap(ro, 4096);
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st));
+	EXPECT_EQ(0, st.exports);
+	EXPECT_EQ(0, st.exposed);
+
+	/* Limits: each segment is an exposed range. */
+	ASSERT_EQ(0, param_rw("max_exposed", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_exposed", (char *)"2", 0, 1));
+	EXPECT_EQ(0, XPORT(b, 64, 0, &self->p.sconn, 1));
+	id2 = id;
+	EXPECT_EQ(0, XPORT(b + 4096, 64, MRRC_ACCESS_REMOTE_WRITE,
+			   &self->p.sconn, 1));
+	id3 = id;
+	EXPECT_EQ(-EAGAIN, XPORT(b + 8192, 64, 0, &self->p.sconn, 1));
+	ASSERT_EQ(0, param_rw("max_exposed", old, 0, 1));
+	ASSERT_EQ(0, mrrc_unexport(self->p.sfd, id2));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st));
+	EXPECT_EQ(2, st.exports);
+	EXPECT_EQ(1, st.exported);
+	EXPECT_EQ(64, st.export_bytes);
+
+	/* Destroying the only connection it is for revokes it. */
+	ASSERT_EQ(0, mrrc_destroy(self->p.sfd, self->p.sconn));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st));
+	EXPECT_EQ(0, st.exported);
+	EXPECT_EQ(0, st.exposed);
+	EXPECT_EQ(-ENOENT, mrrc_unexport(self->p.sfd, id3));
+#undef XPORT
+}
+
+/*
+ * A reader's export of memory never written, written afterwards: the peer
+ * reads what the process wrote (the pages are not the shared zero page).
+ */
+TEST(export_of_fresh_memory_shows_later_writes)
+{
+	struct mrrc_seg seg[MRRC_EXPORT_SEGS];
+	unsigned int nsegs = MRRC_EXPORT_SEGS;
+	uint8_t *buf = map(4 * 4096), *cbuf = map(4096);
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	struct pair p;
+	uint32_t id;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, cbuf);
+	ASSERT_EQ(0, pair_open(&p));
+	ASSERT_EQ(0, mrrc_export(p.sfd, buf + 4096, 2 * 4096, 0, &p.sconn, 1,
+				 seg, &nsegs, &id));
+	ASSERT_EQ(1, nsegs);
+	fill(buf + 4096, 2 * 4096, 33);
+	w = wr(p.cconn, MRRC_OP_READ, cbuf, 4096, 1);
+	w.remote_addr = seg[0].addr + 2048;
+	w.rkey = seg[0].rkey;
+	ASSERT_EQ(0, post1(p.cfd, w));
+	ASSERT_EQ(0, reap(p.cfd, &c, 1));
+	ASSERT_EQ(0, c.status);
+	EXPECT_EQ(0, memcmp(cbuf, buf + 4096 + 2048, 4096))
+		TH_LOG("the peer reads pages the process does not write");
+	EXPECT_EQ(0, mrrc_unexport(p.sfd, id));
+	pair_close(&p);
+	munmap(buf, 4 * 4096);
+	munmap(cbuf, 4096);
+}
+
+/*
+ * Closing a context with live exports revokes them and leaks nothing.  A
+ * leak shows as the cache's WARN on destruction (the dmesg scan fails the
+ * run) rather than in the counters, which a destroyed cache zeroes.
+ */
+TEST(exports_end_with_their_context)
+{
+	struct mrrc_cache_stats g0 = { .size = sizeof(g0) }, g1 = g0;
+	struct mrrc_seg seg[MRRC_EXPORT_SEGS];
+	uint8_t *buf = map(64 * 4096);
+	unsigned int nsegs, i, segs = 0;
+	struct pair p;
+	uint32_t id;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 1, 64 * 4096);
+	ASSERT_EQ(0, pair_open(&p));
+	ASSERT_EQ(0, mrrc_global_stats(p.sfd, &g0));
+	for (i = 0; i < 16; i++) {
+		nsegs = MRRC_EXPORT_SEGS;
+		ASSERT_EQ(0, mrrc_export(p.sfd, buf + i * 4096 + 7, 3 * 4096,
+					 i & 1 ? MRRC_ACCESS_REMOTE_WRITE : 0,
+					 &p.sconn, 1, seg, &nsegs, &id));
+		/* Overlapping exports meet regions cached before: pieces. */
+		segs += nsegs;
+	}
+	ASSERT_EQ(0, mrrc_cache_stats(p.sfd, &g1));
+	EXPECT_EQ(16, g1.exported);
+	EXPECT_EQ(segs, g1.exposed);
+	pair_close(&p);
+	p.sfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, p.sfd);
+	ASSERT_EQ(0, mrrc_global_stats(p.sfd, &g1));
+	EXPECT_EQ(g0.exports + 16, g1.exports);
+	EXPECT_EQ(0, g1.exported);
+	EXPECT_EQ(0, g1.export_bytes);
+	EXPECT_EQ(0, g1.exposed);
+	EXPECT_EQ(0, g1.pinned_pages);
+	close(p.sfd);
+	munmap(buf, 64 * 4096);
+}
+
 /* A peer process killed with writes held. */
 TEST(peer_killed_with_writes_held)
 {

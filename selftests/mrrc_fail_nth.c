@@ -1929,6 +1929,70 @@ TEST_F_TIMEOUT(fail, post_crw, SWEEP_TIMEOUT)
 	ts_sweep(_metadata, self, "post_crw", &ts);
 }
 
+/* EXPORT of 20000 bytes across pages, for writing; the client uses it. */
+#define XP_OFF		((256 << 10) + 100)
+#define XP_LEN		20000
+
+static void export_prep(struct __test_metadata *_metadata,
+			FIXTURE_DATA(fail) *self)
+{
+	ASSERT_LE(0, mrrc_flush(self->sfd));
+}
+
+static int export_op(FIXTURE_DATA(fail) *self)
+{
+	struct mrrc_export x = {
+		.size = sizeof(x),
+		.addr = (uintptr_t)self->sbuf + XP_OFF,
+		.len = XP_LEN,
+		.access = MRRC_ACCESS_REMOTE_WRITE,
+		.nconns = 1,
+		.conns = (uintptr_t)&self->sconn,
+	};
+	int ret = raw_ioctl(self->sfd, MRRC_IOC_EXPORT, &x);
+
+	self->id = x.id;
+	self->rseg = x.segs[0];
+	self->done = x.nsegs;
+	return ret;
+}
+
+static void export_undo(struct __test_metadata *_metadata,
+			FIXTURE_DATA(fail) *self, int ret)
+{
+	struct mrrc_wr w;
+
+	if (ret) {
+		/* Nothing of it is left. */
+		ASSERT_EQ(0, stats(self->sfd).exported);
+		ASSERT_EQ(0, stats(self->sfd).exposed);
+		ASSERT_EQ(0, export_op(self));
+	}
+	ASSERT_EQ(1, self->done);
+	ASSERT_EQ((uintptr_t)self->sbuf + XP_OFF, self->rseg.addr);
+	ASSERT_EQ(XP_LEN, self->rseg.length);
+	w = wr(self->cconn, MRRC_OP_WRITE, self->cbuf, XP_LEN, 1);
+	w.remote_addr = self->rseg.addr;
+	w.rkey = self->rseg.rkey;
+	ASSERT_EQ(0, post1(self->cfd, w));
+	reap_ok(_metadata, self->cfd, 1);
+	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->id));
+	ASSERT_EQ(0, stats(self->sfd).exported);
+	ASSERT_EQ(0, stats(self->sfd).exposed);
+	conn_alive(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fail, export, SWEEP_TIMEOUT)
+{
+	const struct sweep s = {
+		.name = "export", .alloc_errs = E_NOMEM, .func_errs = E_REG,
+		.prep = export_prep, .op = export_op, .undo = export_undo,
+	};
+
+	FI_REQUIRE();
+	data_sweep(_metadata, self, &s, MRRC_POLICY_MRE);
+}
+
 /*
  * POLL with eight completions waiting (six WRITEs, two WRITE_IMMs) on a
  * client without caching, so that releasing each one deregisters.

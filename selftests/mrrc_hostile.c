@@ -338,6 +338,9 @@ static int hq_reap(struct hq *q, uint64_t wr_id)
 			continue;
 		}
 		if (wc.wr_id < W_RX_DEPTH) {	/* a receive buffer */
+			/* Flushed by the QP's error: the send has the cause. */
+			if (wr_id && wc.status == IBV_WC_WR_FLUSH_ERR)
+				continue;
 			if (wc.status != IBV_WC_SUCCESS)
 				return wc_errno(wc.status);
 			q->inq[q->in_tail++ % ARRAY_SIZE(q->inq)] =
@@ -709,7 +712,9 @@ static int hq_connect(struct hq *q, struct rdma_event_channel *ch,
 
 /*
  * Scenario "flood": CTL_GO a = the test's listening port.  Requests with
- * broken private data, then FLOOD_N good ones the test does not answer
+ * broken private data (none or 4 bytes reach the module zero-padded by the
+ * CM, so they fail on the magic; then a wrong magic, version both ways,
+ * receive depth), then FLOOD_N good ones the test does not answer
  * yet; reports how many were refused at once (a) and are waiting (b).
  * Then (next CTL_GO) how the waiting ones ended: established (a),
  * refused (b); then an honest exchange on the established one.
@@ -853,8 +858,8 @@ static int serve(void)
 		return 1;
 	for (;;) {
 		s = agent_next("mrrc_hostile", ls, IDLE_S, nothing, &m);
-		if (s <= 0)
-			return s ? 1 : failed;
+		if (s < 0)
+			return s == AGENT_QUIT ? failed : 1;
 		if (strcmp(m.text, "attacks") && strcmp(m.text, "forged") &&
 		    strcmp(m.text, "flood")) {
 			ctl_send(s, CTL_READY, -EINVAL, 0, 0, "no such scenario");

@@ -143,10 +143,13 @@ static inline int agent_socket(const char *who, uint16_t port)
 	return ls;
 }
 
+#define AGENT_IDLE	(-1)
+#define AGENT_QUIT	(-2)
+
 /*
  * The agent's next test: its control connection, with its CTL_HELLO in
- * *m; 0 after a CTL_QUIT (answered with a = @quit_a); -1 when nothing
- * came for @idle_s seconds.
+ * *m; AGENT_QUIT after a CTL_QUIT (answered with a = @quit_a); AGENT_IDLE
+ * when nothing came for @idle_s seconds.
  */
 static inline int agent_next(const char *who, int ls, int idle_s,
 			     uint64_t (*quit_a)(void), struct ctl *m)
@@ -158,7 +161,7 @@ static inline int agent_next(const char *who, int ls, int idle_s,
 		pfd = (struct pollfd){ .fd = ls, .events = POLLIN };
 		if (poll(&pfd, 1, idle_s * 1000) != 1) {
 			fprintf(stderr, "%s: idle for %d s\n", who, idle_s);
-			return -1;
+			return AGENT_IDLE;
 		}
 		s = accept(ls, NULL, NULL);
 		if (s < 0)
@@ -170,7 +173,7 @@ static inline int agent_next(const char *who, int ls, int idle_s,
 		if (m->op == CTL_QUIT) {
 			ctl_send(s, CTL_OK, 0, quit_a(), 0, NULL);
 			close(s);
-			return 0;
+			return AGENT_QUIT;
 		}
 		close(s);
 	}

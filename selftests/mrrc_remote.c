@@ -475,8 +475,8 @@ static int serve(void)
 		return 1;
 	for (;;) {
 		s = agent_next("mrrc_remote", ls, IDLE_S, contexts_left, &m);
-		if (s <= 0)
-			return s ? 1 : failed;
+		if (s < 0)
+			return s == AGENT_QUIT ? failed : 1;
 		for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 			if (!strcmp(m.text, scenarios[i].name))
 				break;

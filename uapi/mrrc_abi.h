@@ -53,7 +53,9 @@ enum {
 	MRRC_CMD_POLL,
 	MRRC_CMD_CANCEL,
 	MRRC_CMD_CONN_QUERY,
-	MRRC_CMD_LAST = MRRC_CMD_CONN_QUERY,
+	MRRC_CMD_EXPORT,
+	MRRC_CMD_UNEXPORT,
+	MRRC_CMD_LAST = MRRC_CMD_UNEXPORT,
 };
 
 /**
@@ -495,6 +497,10 @@ struct mrrc_cache_stats {
 	__aligned_u64 expo_ordinary;	/* of @exposures: by ib_reg_user_mr() */
 	/* registration chains lost: no completion in 30 s (QP restarted) */
 	__aligned_u64 reg_timeouts;
+	/* MRRC_IOC_EXPORT (their ranges count in @exposures and @exposed) */
+	__aligned_u64 exports;		/* exports made */
+	__aligned_u64 exported;		/* now: exports not yet revoked */
+	__aligned_u64 export_bytes;	/* now: bytes they expose */
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */
@@ -749,6 +755,71 @@ struct mrrc_cancel {
 	__aligned_u64 tag;
 };
 
+/* Most connections one export is for, and most segments it has. */
+#define MRRC_EXPORT_CONNS	16
+#define MRRC_EXPORT_SEGS	8
+
+/**
+ * struct mrrc_export - MRRC_IOC_EXPORT: let peers reach a range until
+ *	it is revoked
+ * @size: sizeof(struct mrrc_export)
+ * @flags: must be 0
+ * @addr: in, the range's first byte
+ * @len: in, its length in bytes, 1 to 2^31
+ * @access: in, MRRC_ACCESS_REMOTE_READ, _WRITE and _ATOMIC in any
+ *	combination; 0 means MRRC_ACCESS_REMOTE_READ.  LOCAL_WRITE is
+ *	refused (local rights are the module's business).
+ * @nconns: in, entries of @conns, 1 to MRRC_EXPORT_CONNS
+ * @conns: in, user pointer to the ids (__u32) of the connections of this
+ *	context the export is for; each must be established
+ * @id: out, the export, for MRRC_IOC_UNEXPORT
+ * @nsegs: out, entries of @segs: one per cached region the range lies in
+ * @segs: out, the range as peers address it: each segment's addr, length
+ *	and rkey (lkey is 0).  Together they are exactly [@addr, @addr +
+ *	@len).
+ *
+ * The only way a key outlives an operation: RECV and STCRW expose their
+ * bytes until their completion is polled; an export exposes its bytes
+ * until MRRC_IOC_UNEXPORT, until every connection it is for has been
+ * destroyed (MRRC_IOC_DESTROY, or the context closing), or until the
+ * device goes away.  The memory must be writable by the process (it is
+ * pinned for writing, so that later writes are what peers read).  Each
+ * segment is a registration of its own (counted in
+ * max_exposed: EAGAIN beyond).  All connections of a context share its
+ * protection domain, so the device lets any of them use the key; what
+ * @conns decides is how long it lives.
+ */
+struct mrrc_export {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 len;
+	__u32 access;
+	__u32 nconns;
+	__aligned_u64 conns;
+	__u32 id;
+	__u32 nsegs;
+	struct mrrc_seg segs[MRRC_EXPORT_SEGS];
+};
+
+/**
+ * struct mrrc_unexport - MRRC_IOC_UNEXPORT: revoke an export
+ * @size: sizeof(struct mrrc_unexport)
+ * @flags: must be 0
+ * @id: in, from MRRC_IOC_EXPORT
+ * @__reserved: must be 0
+ *
+ * When it returns no key of the export reaches memory any more (the
+ * device has invalidated or destroyed its registrations).  ENOENT for an
+ * id that is not a live export of this context.
+ */
+struct mrrc_unexport {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 __reserved;
+};
+
 enum mrrc_conn_state {
 	MRRC_CONN_LISTENING = 1,
 	MRRC_CONN_CONNECTING = 2,	/* resolving or waiting for the peer */
@@ -819,5 +890,7 @@ struct mrrc_conn_query {
 #define MRRC_IOC_POLL		_IO(MRRC_TYPE, MRRC_CMD_POLL)
 #define MRRC_IOC_CANCEL		_IO(MRRC_TYPE, MRRC_CMD_CANCEL)
 #define MRRC_IOC_CONN_QUERY	_IO(MRRC_TYPE, MRRC_CMD_CONN_QUERY)
+#define MRRC_IOC_EXPORT		_IO(MRRC_TYPE, MRRC_CMD_EXPORT)
+#define MRRC_IOC_UNEXPORT	_IO(MRRC_TYPE, MRRC_CMD_UNEXPORT)
 
 #endif /* _UAPI_MRRC_ABI_H */

@@ -348,6 +348,57 @@ static void test_release_flush(void **state)
 	assert_int_equal(mrrc_flush(7), -ENXIO);
 }
 
+/* EXPORT gives two segments; UNEXPORT must name its id. */
+static void hook_export(unsigned long req, void *arg)
+{
+	if (req == MRRC_IOC_EXPORT) {
+		struct mrrc_export *x = arg;
+
+		assert_int_equal(x->size, sizeof(*x));
+		assert_int_equal(x->nconns, 2);
+		assert_int_equal(x->access, MRRC_ACCESS_REMOTE_READ);
+		x->id = 42;
+		x->nsegs = 2;
+		x->segs[0].rkey = 0x1234;
+		x->segs[1].rkey = 0x5678;
+	} else {
+		struct mrrc_unexport *u = arg;
+
+		assert_int_equal(req, MRRC_IOC_UNEXPORT);
+		assert_int_equal(u->id, 42);
+	}
+}
+
+static void test_export(void **state)
+{
+	static char buf[64];
+	uint32_t conns[2] = { 1, 2 }, id = 0;
+	struct mrrc_seg segs[2];
+	unsigned int n = 2;
+
+	(void)state;
+	on_ioctl = hook_export;
+	expect_ioctl(MRRC_IOC_EXPORT, 0);
+	assert_int_equal(mrrc_export(7, buf, 64, MRRC_ACCESS_REMOTE_READ,
+				     conns, 2, segs, &n, &id), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(id, 42);
+	assert_int_equal(segs[1].rkey, 0x5678);
+
+	/* No room for both: revoked at once, and the count is told. */
+	n = 1;
+	expect_ioctl(MRRC_IOC_EXPORT, 0);
+	expect_ioctl(MRRC_IOC_UNEXPORT, 0);
+	assert_int_equal(mrrc_export(7, buf, 64, MRRC_ACCESS_REMOTE_READ,
+				     conns, 2, segs, &n, &id), -EOVERFLOW);
+	assert_int_equal(n, 2);
+
+	assert_int_equal(mrrc_export(7, buf, 64, 0, conns, 2, segs, NULL,
+				     &id), -EINVAL);
+	expect_ioctl(MRRC_IOC_UNEXPORT, -ENOENT);
+	assert_int_equal(mrrc_unexport(7, 42), -ENOENT);
+}
+
 static void hook_stats(unsigned long req, void *arg)
 {
 	struct mrrc_cache_stats *st = arg;
@@ -399,6 +450,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reg, reset),
 		cmocka_unit_test_setup(test_release_flush, reset),
 		cmocka_unit_test_setup(test_stats_and_config, reset),
+		cmocka_unit_test_setup(test_export, reset),
 	};
 
 	return cmocka_run_group_tests_name("libmrrc", tests, NULL, NULL);

@@ -118,6 +118,12 @@ static const struct fz_cmd fz_cmds[FZ_NCMD] = {
 	FZ_CMD(CONN_QUERY, struct mrrc_conn_query, ctrl_recv,
 	       0, 3, 2,
 	       fz_build_conn_query, fz_after_conn_query),
+	FZ_CMD(EXPORT, struct mrrc_export, segs,
+	       0, 3, 4,
+	       fz_build_export, NULL),
+	FZ_CMD(UNEXPORT, struct mrrc_unexport, __reserved,
+	       FZ_RSV(struct mrrc_unexport), 2, 2,
+	       fz_build_unexport, NULL),
 };
 
 const char *fz_bucket_name(int bucket)

@@ -716,3 +716,55 @@ void fz_build_cancel(struct fz_thread *t, struct fz_call *c)
 		break;
 	}
 }
+
+/*
+ * EXPORT: a range of the arena for 1-3 connections of the slot, with
+ * rights mostly valid; broken ones get bad rights, lengths, connection
+ * arrays or pointers.
+ */
+void fz_build_export(struct fz_thread *t, struct fz_call *c)
+{
+	static const uint32_t rights[] = {
+		0, MRRC_ACCESS_REMOTE_READ, MRRC_ACCESS_REMOTE_WRITE,
+		MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_READ,
+		MRRC_ACCESS_REMOTE_ATOMIC,
+	};
+	struct mrrc_export *x = c->st;
+	uint32_t n = fz_range(&t->rng, 1, 3), i;
+	uint32_t *ids = (uint32_t *)t->scratch;
+	int brk = fz_broken(c) ? (int)fz_below(&t->rng, 6) : -1;
+
+	x->len = fz_range(&t->rng, 1, 3 * 4096);
+	x->addr = fz_arena_addr(t, x->len, brk != 0);
+	x->access = rights[fz_below(&t->rng, FZ_ARRAY_SIZE(rights))];
+	for (i = 0; i < n; i++)
+		ids[i] = fz_pick_conn(t, c->s);
+	if (brk == 1)
+		x->access = fz_interesting32(t);
+	else if (brk == 2)
+		x->len = fz_interesting64(t);
+	else if (brk == 3)
+		n = fz_one_in(&t->rng, 2) ? 0 : fz_interesting32(t);
+	else if (brk == 4)
+		ids[0] = fz_interesting32(t);
+	x->nconns = n;
+	x->conns = fz_place(t, ids, FZ_MIN(n, 3) * sizeof(*ids),
+			    fz_pick_place(t, brk == 5), &c->view[0],
+			    &c->vlen[0]);
+	c->esz[0] = sizeof(*ids);
+	c->n = FZ_MIN(n, 3);
+}
+
+/* UNEXPORT: ids are small numbers per context, or anything. */
+void fz_build_unexport(struct fz_thread *t, struct fz_call *c)
+{
+	struct mrrc_unexport *u = c->st;
+
+	u->id = fz_range(&t->rng, 1, 64);
+	if (!fz_broken(c))
+		return;
+	if (fz_one_in(&t->rng, 2))
+		u->id = fz_interesting32(t);
+	else
+		u->__reserved = (uint32_t)fz_rnd(&t->rng);
+}

@@ -329,6 +329,8 @@ void fz_build_post(struct fz_thread *t, struct fz_call *c);
 void fz_build_poll(struct fz_thread *t, struct fz_call *c);
 void fz_after_poll(struct fz_thread *t, struct fz_call *c);
 void fz_build_cancel(struct fz_thread *t, struct fz_call *c);
+void fz_build_export(struct fz_thread *t, struct fz_call *c);
+void fz_build_unexport(struct fz_thread *t, struct fz_call *c);
 void fz_release_one(struct fz_thread *t, struct fz_slot *s, uint32_t h);
 void fz_drain(struct fz_thread *t, struct fz_slot *s);
 

@@ -43,7 +43,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"whole ranges            %" PRIu64 "\n"
 		"exposures               %" PRIu64 " (%" PRIu64
 		" ordinary), %" PRIu64 " live\n"
-		"lost registration WRs   %" PRIu64 "\n",
+		"lost registration WRs   %" PRIu64 "\n"
+		"exports                 %" PRIu64 " made, %" PRIu64
+		" live (%" PRIu64 " bytes)\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
@@ -63,7 +65,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->inv_chains, (uint64_t)s->qp_resets,
 		(uint64_t)s->fast_fallbacks, (uint64_t)s->whole_ranges,
 		(uint64_t)s->exposures, (uint64_t)s->expo_ordinary,
-		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts);
+		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts,
+		(uint64_t)s->exports, (uint64_t)s->exported,
+		(uint64_t)s->export_bytes);
 }
 
 /* One line of "mrrc stat -i": rates over @secs and the gauges now. */
