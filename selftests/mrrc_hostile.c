@@ -268,7 +268,7 @@ static void hq_close(struct hq *q)
 	memset(q, 0, sizeof(*q));
 }
 
-static struct rdma_conn_param conn_param(struct wpdata *pd)
+static struct rdma_conn_param conn_param(struct wpdata *pd, uint8_t rnr)
 {
 	struct rdma_conn_param p = {
 		.private_data = pd,
@@ -276,7 +276,7 @@ static struct rdma_conn_param conn_param(struct wpdata *pd)
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 6,
-		.rnr_retry_count = 7,
+		.rnr_retry_count = rnr,
 	};
 
 	pd->magic = W_MAGIC;
@@ -285,8 +285,13 @@ static struct rdma_conn_param conn_param(struct wpdata *pd)
 	return p;
 }
 
-/* Take the next connection request on listener channel @ch, accept it. */
-static int hq_accept(struct hq *q, struct rdma_event_channel *ch)
+/*
+ * Take the next connection request on listener channel @ch, accept it;
+ * @rnr is how often our sends retry when the module has no buffer (7:
+ * for ever, as the module's own peers do).
+ */
+static int hq_accept(struct hq *q, struct rdma_event_channel *ch,
+		     uint8_t rnr)
 {
 	struct rdma_conn_param p;
 	struct rdma_cm_id *id;
@@ -306,7 +311,7 @@ static int hq_accept(struct hq *q, struct rdma_event_channel *ch)
 	}
 	if (hq_setup(q, id))
 		return -1;
-	p = conn_param(&pd);
+	p = conn_param(&pd, rnr);
 	if (rdma_accept(id, &p))
 		return HFAIL(q, "rdma_accept: %s", strerror(errno));
 	r = cm_next(ch, TMO_MS, NULL, NULL, NULL);
@@ -505,7 +510,7 @@ static int srv_attacks(int ctl, struct rdma_event_channel *ch, char *why)
 			return 0;
 		if (m.a >= ATK_NR)
 			return snprintf(why, 96, "no attack %lu", m.a), -1;
-		if (hq_accept(&q, ch)) {
+		if (hq_accept(&q, ch, 7)) {
 			snprintf(why, 96, "%s", q.why);
 			hq_close(&q);
 			return -1;
@@ -586,7 +591,7 @@ static int srv_forged(int ctl, struct rdma_event_channel *ch, char *why)
 	int r = 0;
 	size_t bad;
 
-	if (hq_accept(&q, ch)) {
+	if (hq_accept(&q, ch, 7)) {
 		snprintf(why, 96, "%s", q.why);
 		hq_close(&q);
 		return -1;
@@ -661,6 +666,69 @@ static int srv_forged(int ctl, struct rdma_event_channel *ch, char *why)
 	return r;
 }
 
+/* A zero-length RDMA WRITE with immediate @imm: no key, one buffer. */
+static int hq_imm(struct hq *q, uint32_t imm)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 3000 + q->txi++, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.imm_data = htonl(imm),
+	}, *bad;
+
+	if (ibv_post_send(q->id->qp, &wr, &bad))
+		return -EIO;
+	return hq_reap(q, wr.wr_id);
+}
+
+#define CREDIT_FLOOD	160
+
+/*
+ * Scenario "credits": a peer that ignores credits.  On CTL_GO it sends
+ * CREDIT_FLOOD writes with immediate, one after the other, each taking one
+ * of the module's receive buffers until the application polls it.  Once
+ * W_RX_DEPTH have landed it says so (CTL_OK, a = how many); the next one
+ * then waits in RNR retries (the module asks its peers to retry for ever)
+ * until the application polls and the buffers come back, and so do the
+ * rest.  Then CTL_OK with a = all that landed, and, on the next CTL_GO,
+ * an honest write into an honest RECV on the same connection.
+ */
+static int srv_credits(int ctl, struct rdma_event_channel *ch, char *why)
+{
+	struct wmsg adv = {};
+	unsigned int i;
+	struct ctl c;
+	struct hq q;
+	int r = 0;
+
+	if (hq_accept(&q, ch, 7) || ctl_recv(ctl, CTL_GO, &c)) {
+		snprintf(why, 96, "connection: %.80s", q.why);
+		hq_close(&q);
+		return -1;
+	}
+	for (i = 0; i < CREDIT_FLOOD && !r; i++) {
+		r = hq_imm(&q, i);
+		if (!r && i + 1 == W_RX_DEPTH)
+			ctl_send(ctl, CTL_OK, 0, i + 1, 0, NULL);
+	}
+	if (r && i <= W_RX_DEPTH)
+		ctl_send(ctl, CTL_OK, r, i - 1, 0, strerror(-r));
+	ctl_send(ctl, CTL_OK, r, r ? i - 1 : i, 0, r ? strerror(-r) : NULL);
+
+	if (!r && ctl_recv(ctl, CTL_GO, &c))
+		r = -EIO;
+	r = r ?: hq_msg(&q, &adv);
+	if (!r && adv.type != W_RECV_ADV)
+		r = -EPROTO;
+	r = r ?: hq_write_seg(&q, &adv.seg[0], 13);
+	r = r ?: hq_send(&q, done_for(&adv, adv.seg[0].len));
+	ctl_send(ctl, CTL_OK, r, 0, 0, r ? strerror(-r) : NULL);
+	if (ctl_recv(ctl, CTL_GO, &c))
+		r = r ?: -EIO;
+	hq_close(&q);
+	if (r)
+		snprintf(why, 96, "credit flood: %s", strerror(-r));
+	return r ? -1 : 0;
+}
+
 /*
  * Connect to @sin with private data @pd of @pdlen bytes.  Addresses are
  * resolved on a channel of the connection's own; with @ch the id then
@@ -693,7 +761,7 @@ static int hq_connect(struct hq *q, struct rdma_event_channel *ch,
 		return -ENOMEM;
 	if (ch && rdma_migrate_id(q->id, ch))
 		return -errno;
-	p = conn_param(&unused);
+	p = conn_param(&unused, 7);
 	p.private_data = pdlen ? pd : NULL;
 	p.private_data_len = pdlen;
 	if (rdma_connect(q->id, &p))
@@ -830,6 +898,8 @@ static void serve_one(int ctl, const char *name, uint16_t port)
 		r = srv_attacks(ctl, ch, why);
 	else if (!strcmp(name, "forged"))
 		r = srv_forged(ctl, ch, why);
+	else if (!strcmp(name, "credits"))
+		r = srv_credits(ctl, ch, why);
 	else
 		r = srv_flood(ctl, why);
 	ctl_send(ctl, CTL_DONE, r ? -EIO : 0, 0, 0, r ? why : NULL);
@@ -861,7 +931,7 @@ static int serve(void)
 		if (s < 0)
 			return s == AGENT_QUIT ? failed : 1;
 		if (strcmp(m.text, "attacks") && strcmp(m.text, "forged") &&
-		    strcmp(m.text, "flood")) {
+		    strcmp(m.text, "credits") && strcmp(m.text, "flood")) {
 			ctl_send(s, CTL_READY, -EINVAL, 0, 0, "no such scenario");
 			close(s);
 			continue;
@@ -1251,6 +1321,61 @@ TEST_F(hostile, listener_survives_a_request_flood)
 	EXPECT_EQ(0, c.status);
 	EXPECT_EQ(LEN, c.byte_len);
 	EXPECT_EQ(0, check(v->buf + OFF, LEN, 11));
+	go_only(v, ATK_END);
+	VERDICT();
+}
+
+/*
+ * A peer that ignores credits and fills every receive buffer with writes
+ * with immediate the application does not poll: exactly the 128 buffers
+ * take them and the next waits (RNR) until the application polls; every
+ * one is reported once, in order, and the connection goes on working.
+ */
+TEST_F(hostile, credit_flood_waits_for_the_application)
+{
+	struct mrrc_conn_query q = { .size = sizeof(q) };
+	struct mrrc_cqe c[2 * W_RX_DEPTH];
+	struct victim *v = &self->v;
+	unsigned int got = 0, i;
+	struct ctl m;
+	int conn, n;
+
+	START("credits");
+	conn = connect_agent(v);
+	ASSERT_LT(0, conn);
+	ASSERT_EQ(0, go(v, 1, 0, 0, &m)) TH_LOG("%s", v->why);
+	ASSERT_EQ(W_RX_DEPTH, m.a);
+	/* The next one waits in RNR retries: nothing beyond the buffers. */
+	usleep(500000);
+	n = mrrc_poll_cq(v->fd, c, ARRAY_SIZE(c));
+	ASSERT_EQ(W_RX_DEPTH, n);
+	for (i = 0; i < (unsigned int)n; i++) {
+		ASSERT_EQ(MRRC_OP_RECV_IMM, c[i].opcode);
+		ASSERT_EQ(i, c[i].imm);
+	}
+	got = n;
+	/* Polled: the buffers are back, the rest land. */
+	while (got < CREDIT_FLOOD) {
+		ASSERT_EQ(0, reap(v->fd, c, 1));
+		ASSERT_EQ(MRRC_OP_RECV_IMM, c[0].opcode);
+		ASSERT_EQ(got, c[0].imm);
+		got++;
+	}
+	ASSERT_EQ(0, ctl_recv(v->ctl, CTL_OK, &m));
+	ASSERT_EQ(0, m.status) TH_LOG("%s", m.text);
+	EXPECT_EQ(CREDIT_FLOOD, m.a);
+	EXPECT_EQ(0, quiet(v->fd, 500));
+	ASSERT_EQ(0, mrrc_conn_query(v->fd, conn, &q));
+	EXPECT_EQ(MRRC_CONN_ESTABLISHED, q.state);
+	EXPECT_GE(W_RX_DEPTH, q.credits);
+
+	ASSERT_EQ(0, post1(v->fd, wr(conn, MRRC_OP_RECV, v->buf + OFF, LEN, 9)));
+	ASSERT_EQ(0, go(v, 2, 0, 0, &m)) TH_LOG("%s", v->why);
+	ASSERT_EQ(0, reap_op(v->fd, c));
+	EXPECT_EQ(9, c[0].wr_id);
+	EXPECT_EQ(0, c[0].status);
+	EXPECT_EQ(LEN, c[0].byte_len);
+	EXPECT_EQ(0, check(v->buf + OFF, LEN, 13));
 	go_only(v, ATK_END);
 	VERDICT();
 }
