@@ -1584,17 +1584,6 @@ TEST(frrwp_transactions_two_processes)
 	munmap(buf, len);
 }
 
-/* The next completion of an operation on @fd, events skipped. */
-static int reap_op(int fd, struct mrrc_cqe *c)
-{
-	int r;
-
-	do {
-		r = reap(fd, c, 1);
-	} while (!r && c->opcode == MRRC_OP_EVENT);
-	return r;
-}
-
 /* Event @ev on @fd, other events (of earlier connections) skipped. */
 static int reap_event(int fd, int ev)
 {

@@ -58,6 +58,17 @@ static inline int reap(int fd, struct mrrc_cqe *cqe, unsigned int n)
 	return 0;
 }
 
+/* The next completion of an operation on @fd, events skipped: 0 or -errno. */
+static inline int reap_op(int fd, struct mrrc_cqe *c)
+{
+	int r;
+
+	do {
+		r = reap(fd, c, 1);
+	} while (!r && c->opcode == MRRC_OP_EVENT);
+	return r;
+}
+
 static inline struct mrrc_wr wr(uint32_t conn, uint8_t op, void *addr, size_t len,
 			 uint64_t wr_id)
 {

@@ -1022,26 +1022,7 @@ static void go_only(struct victim *v, uint64_t a)
 
 static int connect_agent(struct victim *v)
 {
-	struct sockaddr_in sin = ip_addr(peer_ip(), v->port);
-	uint32_t conn;
-	int r;
-
-	r = mrrc_connect(v->fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn);
-	if (r)
-		return r;
-	r = wait_event(v->fd, MRRC_EVENT_ESTABLISHED, NULL);
-	return r < 0 ? r : (int)conn;
-}
-
-/* The next completion of an operation (events are skipped): 0 or -errno. */
-static int reap_op(int fd, struct mrrc_cqe *c)
-{
-	int r;
-
-	do {
-		r = reap(fd, c, 1);
-	} while (!r && c->opcode == MRRC_OP_EVENT);
-	return r;
+	return peer_connect(v->fd, v->port);
 }
 
 /*

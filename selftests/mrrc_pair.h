@@ -126,6 +126,20 @@ static inline int agent_dial(uint16_t port, int wait_ms)
 	return s;
 }
 
+/* Connect @fd to the agent's listener on @port: the connection id or -errno. */
+static inline int peer_connect(int fd, uint16_t port)
+{
+	struct sockaddr_in sin = ip_addr(peer_ip(), port);
+	uint32_t conn;
+	int r;
+
+	r = mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn);
+	if (r)
+		return r;
+	r = wait_event(fd, MRRC_EVENT_ESTABLISHED, NULL);
+	return r < 0 ? r : (int)conn;
+}
+
 /* The agent's control socket on @port of MRRC_LINK_IP, or -1. */
 static inline int agent_socket(const char *who, uint16_t port)
 {

@@ -519,19 +519,6 @@ struct peer {
 	uint8_t *buf;
 };
 
-/* Connect @fd to the scenario's listener; the connection id or -errno. */
-static int rdma_connect(int fd, uint16_t port)
-{
-	struct sockaddr_in sin = ip_addr(peer_ip(), port);
-	uint32_t conn;
-	int r;
-
-	r = mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn);
-	if (r)
-		return r;
-	r = wait_event(fd, MRRC_EVENT_ESTABLISHED, NULL);
-	return r < 0 ? r : (int)conn;
-}
 
 /*
  * Start @scenario with @nconn connections on the agent (main() has seen it
@@ -563,7 +550,7 @@ static int peer_start(struct peer *p, const char *scenario,
 	p->fd = open_bound(RXE_DEV);
 	if (p->fd < 0)
 		return -ENODEV;
-	r = rdma_connect(p->fd, p->port);
+	r = peer_connect(p->fd, p->port);
 	if (r < 0)
 		return r;
 	p->conn = r;
@@ -819,7 +806,7 @@ TEST_F(remote, concurrent_atomics_from_two_connections)
 	t[0].conn = self->p.conn;
 	t[1].fd = open_bound(RXE_DEV);
 	ASSERT_LE(0, t[1].fd);
-	r = rdma_connect(t[1].fd, self->p.port);
+	r = peer_connect(t[1].fd, self->p.port);
 	ASSERT_LE(0, r);
 	t[1].conn = r;
 	ASSERT_EQ(0, ctl_recv(self->p.ctl, CTL_SEG, &t[0].seg));
@@ -1032,7 +1019,7 @@ TEST_F(remote, process_killed_with_stcrw_held_there)
 	if (!pid) {
 		int fd = open_bound(RXE_DEV);
 
-		if (fd < 0 || rdma_connect(fd, self->p.port) < 0)
+		if (fd < 0 || peer_connect(fd, self->p.port) < 0)
 			_exit(1);
 		if (write(pfd[1], "r", 1) != 1)
 			_exit(2);
