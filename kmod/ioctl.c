@@ -294,6 +294,13 @@ static int mrrc_reg_chunk(struct mrrc_reg_batch *b, u32 first, u32 n, u32 *done)
 			ret = -EOPNOTSUPP;
 		else if (r->__reserved)
 			ret = -EINVAL;
+		else if (r->access & ~MRRC_ACCESS_LOCAL_WRITE)
+			/*
+			 * Cached registrations are the host's business: a
+			 * peer gets a key only through an operation's
+			 * exposure or MRRC_IOC_EXPORT.
+			 */
+			ret = -EINVAL;
 		else
 			ret = mrrc_cache_reg(b->c, r->addr, r->length,
 					     r->access, r->flags, b->kseg + segs,

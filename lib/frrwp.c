@@ -15,8 +15,12 @@
  * writing into the client's buffer (read as server write).
  *
  * MRRC_FRRWP_TRADITIONAL (Fig. 5): the server registers after the start
- * message and replies with address and rkey; only then does the client
- * register, post the RDMA WRITE or READ, wait for it, and send "done".
+ * message (MRRC_IOC_EXPORT of exactly the bytes served, for this
+ * connection, with the one right the transfer needs) and replies with the
+ * export's segments (address, length, rkey: one per cached region the
+ * buffer lies in); only then does the client register (inside POST),
+ * post the RDMA WRITEs or READs, wait for them, and send "done"; the
+ * server then revokes the export.
  *
  * Each call waits for its own completions on the context, so a context
  * running transactions must have no other operations in flight.
@@ -30,11 +34,20 @@
 
 #define MRRC_EXPORT __attribute__((visibility("default")))
 
-#define FRRWP_MAGIC	0x46525257u	/* "FRRW" */
+#define FRRWP_MAGIC	0x46525258u	/* "FRRX": v2, segments in the reply */
 #define FRRWP_WRID	(0xf7ULL << 56)
+#define FRRWP_SEGS	MRRC_EXPORT_SEGS
+/* wr_id bits: 0-3 messages, 4.. the transfer's segments */
+#define FRRWP_XFER	4
 
 enum { FRRWP_OP_WRITE = 1, FRRWP_OP_READ = 2 };
 enum { FRRWP_START = 1, FRRWP_REPLY = 2, FRRWP_DONE = 3 };
+
+struct frrwp_seg {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t rkey;
+};
 
 struct frrwp_msg {
 	uint32_t magic;
@@ -43,9 +56,9 @@ struct frrwp_msg {
 	uint8_t mode;
 	uint64_t tag;
 	uint64_t len;
-	uint64_t addr;
-	uint32_t rkey;
+	uint32_t nsegs;		/* REPLY: entries of seg */
 	int32_t status;
+	struct frrwp_seg seg[FRRWP_SEGS];
 };
 
 /* Message buffers at fixed addresses, so their registrations stay cached. */
@@ -74,7 +87,8 @@ static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
 	int i, n, ret = 0;
 
 	while (want) {
-		n = mrrc_poll_cq(fd, cqe, __builtin_popcount(want));
+		n = __builtin_popcount(want);
+		n = mrrc_poll_cq(fd, cqe, n < 8 ? n : 8);
 		if (n < 0)
 			return n;
 		for (i = 0; i < n; i++) {
@@ -118,43 +132,68 @@ static void frrwp_wr(struct mrrc_wr *wr, uint32_t conn, int bit, uint8_t op,
 	wr->len = len;
 }
 
-static int frrwp_post(int fd, struct mrrc_wr *wrs, unsigned int n)
+/*
+ * Post @n operations.  If only some are accepted, their completions are
+ * taken before the error returns, so that no later call mistakes them for
+ * its own.
+ */
+static int frrwp_post(int fd, struct mrrc_wr *wrs, unsigned int n,
+		      int timeout_ms)
 {
-	unsigned int done = 0;
+	unsigned int done = 0, mask = 0, i;
 	int ret = mrrc_post(fd, wrs, n, &done);
 
-	return ret ?: (done == n ? 0 : -EIO);
+	if (!ret && done == n)
+		return 0;
+	for (i = 0; i < done && i < n; i++)
+		mask |= 1u << (wrs[i].wr_id & 0xff);
+	if (mask)
+		frrwp_reap(fd, wrs[0].conn, mask, timeout_ms, NULL);
+	return ret ?: -EIO;
 }
 
-/* Register @buf for the traditional process: one segment, its handle. */
-static int frrwp_reg(int fd, const void *buf, size_t len, uint32_t access,
-		     struct mrrc_seg *seg, uint32_t *handle)
+/* A status from the peer: 0, its negative errno, or EPROTO for garbage. */
+static int frrwp_status(int32_t st)
 {
-	struct mrrc_reg_req req = {
-		.addr = (uintptr_t)buf,
-		.length = len,
-		.access = access,
-	};
-	unsigned int nsegs = 1;
-	int ret;
+	if (!st || (st < 0 && st >= -4095))
+		return st;
+	return -EPROTO;
+}
 
-	ret = mrrc_reg(fd, &req, 1, seg, &nsegs);
-	if (ret < 0)
-		return ret;
-	*handle = req.handle;
-	if (req.nsegs != 1) {
-		mrrc_release(fd, handle, 1);
-		return -EOVERFLOW;
+/*
+ * The server's reply is a peer's word: 1 to FRRWP_SEGS segments, each
+ * non-empty, end to end, adding up to its length.  Returns the bytes to
+ * move (at most @len), or a negative errno.
+ */
+static int64_t frrwp_reply_len(const struct frrwp_msg *m, size_t len, int op)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	if (!m->nsegs || m->nsegs > FRRWP_SEGS)
+		return -EPROTO;
+	for (i = 0; i < m->nsegs; i++) {
+		if (!m->seg[i].len || (i && m->seg[i].addr !=
+				       m->seg[i - 1].addr + m->seg[i - 1].len))
+			return -EPROTO;
+		total += m->seg[i].len;
 	}
-	return 0;
+	if (total != m->len)
+		return -EPROTO;
+	/* As with CRW into a shorter STCRW: a write must fit whole. */
+	if (op == FRRWP_OP_WRITE && total < len)
+		return -EMSGSIZE;
+	return total < len ? (int64_t)total : (int64_t)len;
 }
 
 static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 			int op, int mode, int timeout_ms)
 {
-	struct mrrc_wr wr[3];
-	struct mrrc_seg seg;
-	uint32_t handle;
+	struct mrrc_wr wr[FRRWP_SEGS];
+	unsigned int want = 0;
+	uint64_t off = 0;
+	int64_t n;
+	uint32_t i;
 	int ret;
 
 	if (!buf || !len || (mode != MRRC_FRRWP &&
@@ -176,17 +215,17 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 		frrwp_wr(&wr[1], conn, 1, op == FRRWP_OP_WRITE ?
 			 MRRC_OP_CRW : MRRC_OP_STCRW, buf, len);
 		wr[1].tag = frrwp_out.tag;
-		ret = frrwp_post(fd, wr, 2);
+		ret = frrwp_post(fd, wr, 2, timeout_ms);
 		if (!ret)
 			ret = frrwp_reap(fd, conn, 0x3, timeout_ms, NULL);
 		return ret;
 	}
 
-	/* Traditional: ask, wait for the server's rkey, then go. */
+	/* Traditional: ask, wait for the server's keys, then go. */
 	frrwp_wr(&wr[0], conn, 0, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
 	frrwp_wr(&wr[1], conn, 1, MRRC_OP_SEND, &frrwp_out,
 		 sizeof(frrwp_out));
-	ret = frrwp_post(fd, wr, 2);
+	ret = frrwp_post(fd, wr, 2, timeout_ms);
 	if (!ret)
 		ret = frrwp_reap(fd, conn, 0x3, timeout_ms, NULL);
 	if (ret)
@@ -195,28 +234,33 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 	    frrwp_in.tag != frrwp_out.tag)
 		return -EPROTO;
 	if (frrwp_in.status)
-		return frrwp_in.status;
+		return frrwp_status(frrwp_in.status);
 
-	ret = frrwp_reg(fd, buf, len, op == FRRWP_OP_READ ?
-			MRRC_ACCESS_LOCAL_WRITE : 0, &seg, &handle);
-	if (ret)
-		return ret;
-	frrwp_wr(&wr[0], conn, 2, op == FRRWP_OP_WRITE ? MRRC_OP_WRITE :
-		 MRRC_OP_READ, buf, len);
-	wr[0].flags = MRRC_WR_HANDLE;
-	wr[0].handle = handle;
-	wr[0].remote_addr = frrwp_in.addr;
-	wr[0].rkey = frrwp_in.rkey;
-	ret = frrwp_post(fd, wr, 1);
+	/* One WRITE or READ per segment of the server's export. */
+	n = frrwp_reply_len(&frrwp_in, len, op);
+	ret = n < 0 ? (int)n : 0;
+	for (i = 0; !ret && off < (uint64_t)n; i++) {
+		uint64_t k = frrwp_in.seg[i].len;
+
+		if (k > (uint64_t)n - off)
+			k = (uint64_t)n - off;
+		frrwp_wr(&wr[i], conn, FRRWP_XFER + i, op == FRRWP_OP_WRITE ?
+			 MRRC_OP_WRITE : MRRC_OP_READ, (char *)buf + off, k);
+		wr[i].remote_addr = frrwp_in.seg[i].addr;
+		wr[i].rkey = frrwp_in.seg[i].rkey;
+		want |= 1u << (FRRWP_XFER + i);
+		off += k;
+	}
 	if (!ret)
-		ret = frrwp_reap(fd, conn, 0x4, timeout_ms, NULL);
-	mrrc_release(fd, &handle, 1);
+		ret = frrwp_post(fd, wr, i, timeout_ms);
+	if (!ret)
+		ret = frrwp_reap(fd, conn, want, timeout_ms, NULL);
 
 	/* Tell the server, even after a failure, so it stops waiting. */
 	frrwp_out.type = FRRWP_DONE;
 	frrwp_out.status = ret;
 	frrwp_wr(&wr[0], conn, 3, MRRC_OP_SEND, &frrwp_out, sizeof(frrwp_out));
-	if (!frrwp_post(fd, wr, 1)) {
+	if (!frrwp_post(fd, wr, 1, timeout_ms)) {
 		int r = frrwp_reap(fd, conn, 0x8, timeout_ms, NULL);
 
 		ret = ret ?: r;
@@ -245,17 +289,18 @@ MRRC_EXPORT int mrrc_frrwp_read(int fd, uint32_t conn, void *buf, size_t len,
 MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 				 int timeout_ms)
 {
+	struct mrrc_seg segs[FRRWP_SEGS];
+	unsigned int nsegs = FRRWP_SEGS, i;
 	struct mrrc_wr wr[2];
 	struct mrrc_cqe cqe;
-	struct mrrc_seg seg;
-	uint32_t handle;
+	uint32_t xid;
 	size_t n;
 	int ret;
 
 	if (!buf || !len || len > INT32_MAX)
 		return -EINVAL;
 	frrwp_wr(&wr[0], conn, 0, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
-	ret = frrwp_post(fd, wr, 1);
+	ret = frrwp_post(fd, wr, 1, timeout_ms);
 	if (!ret)
 		ret = frrwp_reap(fd, conn, 0x1, timeout_ms, NULL);
 	if (ret)
@@ -269,7 +314,7 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		frrwp_wr(&wr[0], conn, 1, frrwp_in.op == FRRWP_OP_WRITE ?
 			 MRRC_OP_STCRW : MRRC_OP_CRW, buf, n);
 		wr[0].tag = frrwp_in.tag;
-		ret = frrwp_post(fd, wr, 1);
+		ret = frrwp_post(fd, wr, 1, timeout_ms);
 		if (!ret)
 			ret = frrwp_reap(fd, conn, 0x2, timeout_ms, &cqe);
 		if (ret)
@@ -278,19 +323,23 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 						      (int)n;
 	}
 
-	/* Traditional: register now, reply with the rkey, wait for "done". */
+	/* Traditional: expose now, reply with the keys, wait for "done". */
 	memset(&frrwp_out, 0, sizeof(frrwp_out));
 	frrwp_out.magic = FRRWP_MAGIC;
 	frrwp_out.type = FRRWP_REPLY;
 	frrwp_out.tag = frrwp_in.tag;
-	ret = frrwp_reg(fd, buf, n, frrwp_in.op == FRRWP_OP_WRITE ?
-			MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE :
-			MRRC_ACCESS_REMOTE_READ, &seg, &handle);
+	ret = mrrc_export(fd, buf, n, frrwp_in.op == FRRWP_OP_WRITE ?
+			  MRRC_ACCESS_REMOTE_WRITE : MRRC_ACCESS_REMOTE_READ,
+			  &conn, 1, segs, &nsegs, &xid);
 	if (ret) {
 		frrwp_out.status = ret;
 	} else {
-		frrwp_out.addr = seg.addr;
-		frrwp_out.rkey = seg.rkey;
+		for (i = 0; i < nsegs; i++) {
+			frrwp_out.seg[i].addr = segs[i].addr;
+			frrwp_out.seg[i].len = (uint32_t)segs[i].length;
+			frrwp_out.seg[i].rkey = segs[i].rkey;
+		}
+		frrwp_out.nsegs = nsegs;
 		frrwp_out.len = n;
 	}
 	frrwp_wr(&wr[0], conn, 2, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
@@ -298,17 +347,18 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		 sizeof(frrwp_out));
 	if (ret) {
 		/* No "done" follows a refusal. */
-		if (!frrwp_post(fd, &wr[1], 1))
+		if (!frrwp_post(fd, &wr[1], 1, timeout_ms))
 			frrwp_reap(fd, conn, 0x8, timeout_ms, NULL);
 		return ret;
 	}
-	ret = frrwp_post(fd, wr, 2);
+	ret = frrwp_post(fd, wr, 2, timeout_ms);
 	if (!ret)
 		ret = frrwp_reap(fd, conn, 0xc, timeout_ms, NULL);
-	mrrc_release(fd, &handle, 1);
+	/* Revoked before we look at "done": the key is dead by then. */
+	mrrc_unexport(fd, xid);
 	if (ret)
 		return ret;
 	if (frrwp_in.magic != FRRWP_MAGIC || frrwp_in.type != FRRWP_DONE)
 		return -EPROTO;
-	return frrwp_in.status ? frrwp_in.status : (int)n;
+	return frrwp_in.status ? frrwp_status(frrwp_in.status) : (int)n;
 }

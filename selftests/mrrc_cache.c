@@ -214,23 +214,33 @@ TEST_F(model, unaligned_range_rounds_to_pages)
 	ASSERT_EQ(2, stats(self->fd).cached_pages);
 }
 
-/* Access rights are part of the key. */
+/*
+ * Access rights are part of the key; REG grants no remote rights (a peer
+ * gets keys only from an operation's exposure or an export).
+ */
 TEST_F(model, access_is_part_of_the_key)
 {
-	uint32_t rr = MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_READ;
+	struct mrrc_cache_stats st;
+	uint32_t a;
 
 	ASSERT_EQ(0, reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).ret);
 	ASSERT_EQ(MRRC_RESULT_MISS,
-		  reg1(self->fd, BASE, 4 * P, rr, MRRC_REG_RELEASE).req.result);
-	ASSERT_EQ(MRRC_RESULT_MISS,
 		  reg1(self->fd, BASE, 4 * P, 0, MRRC_REG_RELEASE).req.result);
 	ASSERT_EQ(MRRC_RESULT_EXACT,
-		  reg1(self->fd, BASE, 4 * P, rr, MRRC_REG_RELEASE).req.result);
-	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, MRRC_ACCESS_REMOTE_WRITE,
-				0).ret);
-	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, MRRC_ACCESS_REMOTE_ATOMIC,
-				0).ret);
+		  reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_SUBSET,
+		  reg1(self->fd, BASE + P, P, 0, MRRC_REG_RELEASE).req.result);
+	st = stats(self->fd);
+	for (a = MRRC_ACCESS_REMOTE_WRITE; a <= MRRC_ACCESS_ALL; a++) {
+		struct one o = reg1(self->fd, BASE, P, a, 0);
+
+		ASSERT_EQ(-EINVAL, o.ret) TH_LOG("access %#x", a);
+		ASSERT_EQ(-EINVAL, o.req.status);
+	}
 	ASSERT_EQ(-EINVAL, reg1(self->fd, BASE, P, 0x10, 0).ret);
+	/* Nothing was registered or looked up for them. */
+	ASSERT_EQ(st.cached_regions, stats(self->fd).cached_regions);
+	ASSERT_EQ(st.requests, stats(self->fd).requests);
 }
 
 TEST_F(model, bad_requests)

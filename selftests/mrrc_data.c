@@ -138,9 +138,8 @@ TEST_F(data, write_every_size)
 	uint32_t h;
 	size_t i;
 
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4 * MiB,
-			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
-			  &seg, &h));
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 4 * MiB,
+			     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_WRITE,
 				      self->cbuf, sizes[i], i);
@@ -160,7 +159,7 @@ TEST_F(data, write_every_size)
 		if (sizes[i] < 4 * MiB)
 			EXPECT_EQ(0, self->sbuf[sizes[i]]);
 	}
-	EXPECT_EQ(1, mrrc_release(self->p.sfd, &h, 1));
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 }
 
 TEST_F(data, read_every_size)
@@ -170,8 +169,8 @@ TEST_F(data, read_every_size)
 	uint32_t h;
 	size_t i;
 
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4 * MiB,
-			  MRRC_ACCESS_REMOTE_READ, &seg, &h));
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 4 * MiB,
+			     MRRC_ACCESS_REMOTE_READ, &seg, &h));
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		struct mrrc_wr w = wr(self->p.cconn, MRRC_OP_READ,
 				      self->cbuf, sizes[i], i);
@@ -186,7 +185,7 @@ TEST_F(data, read_every_size)
 		ASSERT_EQ(0, check(self->cbuf, sizes[i], 100 + i))
 			TH_LOG("size %zu", sizes[i]);
 	}
-	mrrc_release(self->p.sfd, &h, 1);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 }
 
 TEST_F(data, write_imm_reaches_peer)
@@ -196,9 +195,8 @@ TEST_F(data, write_imm_reaches_peer)
 	struct mrrc_wr w;
 	uint32_t h;
 
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4096,
-			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
-			  &seg, &h));
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 4096,
+			     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
 	fill(self->cbuf, 1000, 9);
 	w = wr(self->p.cconn, MRRC_OP_WRITE_IMM, self->cbuf, 1000, 1);
 	w.remote_addr = seg.addr;
@@ -213,7 +211,7 @@ TEST_F(data, write_imm_reaches_peer)
 	EXPECT_EQ(1000, c.byte_len);
 	EXPECT_EQ(self->p.sconn, c.conn);
 	EXPECT_EQ(0, check(self->sbuf, 1000, 9));
-	mrrc_release(self->p.sfd, &h, 1);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 }
 
 TEST_F(data, send_recv_every_size)
@@ -298,9 +296,8 @@ TEST_F(data, atomics)
 	uint32_t h;
 
 	*ctr = 40;
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 4096,
-			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_ATOMIC,
-			  &seg, &h));
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 4096,
+			     MRRC_ACCESS_REMOTE_ATOMIC, &seg, &h));
 	w = wr(self->p.cconn, MRRC_OP_FETCH_ADD, old, 8, 1);
 	w.remote_addr = seg.addr;
 	w.rkey = seg.rkey;
@@ -326,7 +323,7 @@ TEST_F(data, atomics)
 	/* Misaligned or wrong-sized atomics are refused. */
 	w.len = 4;
 	EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
-	mrrc_release(self->p.sfd, &h, 1);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 }
 
 TEST_F(data, concurrent_atomics_from_two_connections)
@@ -340,9 +337,9 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 	struct sockaddr_in sin;
 	uint64_t *old = (uint64_t *)self->cbuf;
 	uint8_t seen[1000] = { 0 };
+	unsigned int i, k, nseg = 1;
+	uint32_t h, conns[2];
 	struct pair q;
-	unsigned int i, k;
-	uint32_t h;
 	int id;
 
 	/* A second client context, connected to the same server context. */
@@ -359,9 +356,12 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 	ASSERT_LE(0, wait_event(q.sfd, MRRC_EVENT_ESTABLISHED, NULL));
 	ASSERT_LE(0, wait_event(q.cfd, MRRC_EVENT_ESTABLISHED, NULL));
 	*ctr = 0;
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 8,
-			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_ATOMIC,
-			  &seg, &h));
+	/* One export for both connections of the server. */
+	conns[0] = self->p.sconn;
+	conns[1] = id;
+	ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 8,
+				 MRRC_ACCESS_REMOTE_ATOMIC, conns, 2, &seg,
+				 &nseg, &h));
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < n; i++) {
 			w[k][i] = wr(k ? q.cconn : self->p.cconn,
@@ -390,13 +390,13 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 		EXPECT_EQ(0, seen[old[i]]);
 		seen[old[i]] = 1;
 	}
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 	close(q.cfd);
-	mrrc_release(self->p.sfd, &h, 1);
 }
 
 TEST_F(data, ranges_spanning_several_segments)
 {
-	const uint32_t rw = MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE;
+	const uint32_t rw = MRRC_ACCESS_LOCAL_WRITE;
 	struct mrrc_cache_stats st0, st1;
 	struct mrrc_cqe c[2];
 
@@ -815,9 +815,8 @@ TEST_F(data, operations_by_handle)
 	struct mrrc_wr w;
 	uint32_t sh_, ch;
 
-	ASSERT_EQ(0, reg1(self->p.sfd, self->sbuf, 8192,
-			  MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE,
-			  &sseg, &sh_));
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 8192,
+			     MRRC_ACCESS_REMOTE_WRITE, &sseg, &sh_));
 	ASSERT_EQ(0, reg1(self->p.cfd, self->cbuf, 8192, 0, &cseg, &ch));
 	fill(self->cbuf + 100, 5000, 3);
 	w = wr(self->p.cconn, MRRC_OP_WRITE, self->cbuf + 100, 5000, 1);
@@ -836,7 +835,7 @@ TEST_F(data, operations_by_handle)
 	EXPECT_EQ(1, mrrc_release(self->p.cfd, &ch, 1));
 	w.len = 10;
 	EXPECT_EQ(-ENOENT, post1(self->p.cfd, w));
-	mrrc_release(self->p.sfd, &sh_, 1);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, sh_));
 }
 
 /*
@@ -1421,8 +1420,9 @@ TEST(export_of_fresh_memory_shows_later_writes)
 
 /*
  * Closing a context with live exports revokes them and leaks nothing.  A
- * leak shows as the cache's WARN on destruction (the dmesg scan fails the
- * run) rather than in the counters, which a destroyed cache zeroes.
+ * leak would show twice: as the cache's WARN on destruction (the dmesg
+ * scan fails the run) and in the global gauges, which keep what a
+ * destroyed cache still counted.
  */
 TEST(exports_end_with_their_context)
 {
@@ -1528,7 +1528,9 @@ TEST(peer_killed_with_writes_held)
 TEST(frrwp_transactions_two_processes)
 {
 	struct sockaddr_in sin = vm_addr(next_port());
+	struct mrrc_cache_stats st0, st1;
 	const size_t len = 8 * 4096;
+	uint64_t expo1 = 0;
 	uint8_t *buf = map(len);
 	uint32_t lis, conn;
 	int sfd, st, r, i;
@@ -1559,6 +1561,29 @@ TEST(frrwp_transactions_two_processes)
 			if (check(buf, len, 60 + i))
 				_exit(30 + i);
 		}
+		/* Traditional, the server's buffer in three cached pieces. */
+		fill(buf, len, 50);
+		if (mrrc_frrwp_write(fd, c, buf, len, MRRC_FRRWP_TRADITIONAL,
+				     TMO_MS))
+			_exit(40);
+		memset(buf, 0, len);
+		if (mrrc_frrwp_read(fd, c, buf, len, MRRC_FRRWP_TRADITIONAL,
+				    TMO_MS))
+			_exit(41);
+		if (check(buf, len, 51))
+			_exit(42);
+		/* Its buffer half as long: a write must fit, a read takes
+		 * what there is.
+		 */
+		if (mrrc_frrwp_write(fd, c, buf, len, MRRC_FRRWP_TRADITIONAL,
+				     TMO_MS) != -EMSGSIZE)
+			_exit(43);
+		memset(buf, 0, len);
+		if (mrrc_frrwp_read(fd, c, buf, len, MRRC_FRRWP_TRADITIONAL,
+				    TMO_MS))
+			_exit(44);
+		if (check(buf, len / 2, 52) || buf[len / 2])
+			_exit(45);
 		_exit(0);
 	}
 	r = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
@@ -1568,13 +1593,40 @@ TEST(frrwp_transactions_two_processes)
 	ASSERT_LE(0, wait_event(sfd, MRRC_EVENT_ESTABLISHED, NULL));
 	for (i = 0; i < 4; i++) {
 		memset(buf, 0, len);
+		ASSERT_EQ(0, mrrc_cache_stats(sfd, &st0));
 		ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len,
 						     TMO_MS));
+		ASSERT_EQ(0, mrrc_cache_stats(sfd, &st1));
+		/* Exposures of a traditional write: its RECVs and one. */
+		expo1 = st1.exposures - st0.exposures;
 		EXPECT_EQ(0, check(buf, len, 40 + i)) TH_LOG("write %d", i);
 		fill(buf, len, 60 + i);
 		ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len,
 						     TMO_MS));
 	}
+	/*
+	 * [0, 8K) and [8K, 16K) cached apart: the export, and the reply,
+	 * have three segments.
+	 */
+	ASSERT_LE(0, mrrc_flush(sfd));
+	ASSERT_EQ(2, two_regions(sfd, buf, MRRC_ACCESS_LOCAL_WRITE));
+	ASSERT_EQ(0, mrrc_cache_stats(sfd, &st0));
+	memset(buf, 0, len);
+	ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len, TMO_MS));
+	ASSERT_EQ(0, mrrc_cache_stats(sfd, &st1));
+	EXPECT_EQ(expo1 + 2, st1.exposures - st0.exposures);
+	EXPECT_EQ(0, check(buf, len, 50));
+	fill(buf, len, 51);
+	ASSERT_EQ((int)len, mrrc_frrwp_serve(sfd, conn, buf, len, TMO_MS));
+	EXPECT_EQ(-EMSGSIZE, mrrc_frrwp_serve(sfd, conn, buf, len / 2,
+					      TMO_MS));
+	fill(buf, len / 2, 52);
+	EXPECT_EQ((int)len / 2, mrrc_frrwp_serve(sfd, conn, buf, len / 2,
+						 TMO_MS));
+	/* Every export was revoked. */
+	ASSERT_EQ(0, mrrc_cache_stats(sfd, &st1));
+	EXPECT_EQ(0, st1.exported);
+	EXPECT_EQ(0, st1.exposed);
 	waitpid(pid, &st, 0);
 	EXPECT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));

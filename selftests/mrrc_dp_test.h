@@ -162,6 +162,18 @@ static inline int reg1(int fd, void *buf, size_t len, uint32_t access,
 	return req.nsegs == 1 ? 0 : -EOVERFLOW;
 }
 
+/*
+ * Export @len bytes at @buf with the remote rights @access to the peer of
+ * @conn: one segment and the export's id, or -EOVERFLOW (revoked).
+ */
+static inline int export1(int fd, uint32_t conn, void *buf, size_t len,
+			  uint32_t access, struct mrrc_seg *seg, uint32_t *id)
+{
+	unsigned int n = 1;
+
+	return mrrc_export(fd, buf, len, access, &conn, 1, seg, &n, id);
+}
+
 /* Cache two separate regions, so a range across them has two segments. */
 static inline int two_regions(int fd, uint8_t *buf, uint32_t access)
 {

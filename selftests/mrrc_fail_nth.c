@@ -104,8 +104,8 @@
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define BUF_LEN		(4 << 20)
 #define RW		MRRC_ACCESS_LOCAL_WRITE
-#define REMOTE_ALL	(MRRC_ACCESS_LOCAL_WRITE | MRRC_ACCESS_REMOTE_WRITE | \
-			 MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC)
+#define REMOTE_ALL	(MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_READ | \
+			 MRRC_ACCESS_REMOTE_ATOMIC)
 /* Pages of a region larger than rxe's largest fast MR (512 pages). */
 #define FALLBACK_PAGES	600
 #define SWEEP_TIMEOUT	1200
@@ -545,7 +545,8 @@ FIXTURE(fail) {
 	struct mrrc_wr w[NWR];
 	struct mrrc_cqe cqe[64];
 	struct mrrc_seg rseg;	/* the server's remotely accessible region */
-	uint32_t rh;
+	uint32_t rh;		/* its export */
+	uint64_t exported, exposed;	/* the server's gauges before a sweep */
 	/* close: the context that is closed, and its peer's connections */
 	uint32_t pc1, pc2;
 	unsigned int silent;	/* closes the peer did not hear about */
@@ -1655,8 +1656,8 @@ static void pair_up(struct __test_metadata *_metadata,
 	two_contexts(_metadata, self, cpolicy);
 	ASSERT_EQ(0, listen_on(self->sfd, self->port, &self->lis));
 	handshake(_metadata, self);
-	ASSERT_EQ(0, reg1(self->sfd, self->sbuf, 64 << 10, REMOTE_ALL,
-			  &self->rseg, &self->rh));
+	ASSERT_EQ(0, export1(self->sfd, self->sconn, self->sbuf, 64 << 10,
+			     REMOTE_ALL, &self->rseg, &self->rh));
 }
 
 static void conn_alive(struct __test_metadata *_metadata,
@@ -1767,7 +1768,7 @@ static void data_sweep(struct __test_metadata *_metadata,
 {
 	pair_up(_metadata, self, cpolicy);
 	sweep(_metadata, self, s);
-	ASSERT_EQ(1, mrrc_release(self->sfd, &self->rh, 1));
+	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
 	all_clean(_metadata, self);
 }
@@ -1937,6 +1938,9 @@ static void export_prep(struct __test_metadata *_metadata,
 			FIXTURE_DATA(fail) *self)
 {
 	ASSERT_LE(0, mrrc_flush(self->sfd));
+	/* pair_up()'s export stays: what this one adds is measured. */
+	self->exported = stats(self->sfd).exported;
+	self->exposed = stats(self->sfd).exposed;
 }
 
 static int export_op(FIXTURE_DATA(fail) *self)
@@ -1964,8 +1968,8 @@ static void export_undo(struct __test_metadata *_metadata,
 
 	if (ret) {
 		/* Nothing of it is left. */
-		ASSERT_EQ(0, stats(self->sfd).exported);
-		ASSERT_EQ(0, stats(self->sfd).exposed);
+		ASSERT_EQ(self->exported, stats(self->sfd).exported);
+		ASSERT_EQ(self->exposed, stats(self->sfd).exposed);
 		ASSERT_EQ(0, export_op(self));
 	}
 	ASSERT_EQ(1, self->done);
@@ -1977,8 +1981,8 @@ static void export_undo(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, post1(self->cfd, w));
 	reap_ok(_metadata, self->cfd, 1);
 	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->id));
-	ASSERT_EQ(0, stats(self->sfd).exported);
-	ASSERT_EQ(0, stats(self->sfd).exposed);
+	ASSERT_EQ(self->exported, stats(self->sfd).exported);
+	ASSERT_EQ(self->exposed, stats(self->sfd).exposed);
 	conn_alive(_metadata, self);
 }
 
@@ -2060,8 +2064,8 @@ TEST_F_TIMEOUT(fail, poll, SWEEP_TIMEOUT)
 /*
  * A context H (self->fd) that holds everything: a listener, a connection
  * it accepted and one it made (both to the peer, self->cfd), the FRWR
- * engine and pools, cached regions and handles, a RECV and an STCRW
- * waiting for the peer, a held CRW, and a RECV_IMM nobody polled.
+ * engine and pools, an export, cached regions and handles, a RECV and an
+ * STCRW waiting for the peer, a held CRW, and a RECV_IMM nobody polled.
  */
 static void close_prep(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(fail) *self)
@@ -2069,10 +2073,10 @@ static void close_prep(struct __test_metadata *_metadata,
 	uint8_t *h = self->buf + (2 << 20);
 	uint16_t hport = self->port + 1;
 	struct mrrc_reg_req r[2];
-	struct mrrc_seg hseg;
+	struct mrrc_seg hseg, lseg;
 	struct mrrc_cqe bad;
 	struct mrrc_wr w;
-	uint32_t hh, hl, hc;
+	uint32_t hh, hx, hl, hc;
 	unsigned int n = ARRAY_SIZE(self->seg);
 	int ret;
 
@@ -2088,8 +2092,11 @@ static void close_prep(struct __test_metadata *_metadata,
 	ret = complete_connect(self->cfd, self->fd, &self->pc2, &bad);
 	ASSERT_EQ(0, ret) TH_LOG("%s event %s", strerror(-ret),
 				 ev_name(bad.event));
-	/* Registrations: a handle, and two cached regions. */
-	ASSERT_EQ(0, reg1(self->fd, h, 16 << 10, REMOTE_ALL, &hseg, &hh));
+	/* An export for the peer, a handle, and two cached regions. */
+	ASSERT_EQ(0, export1(self->fd, hc, h, 16 << 10, REMOTE_ALL, &hseg,
+			     &hx));
+	ASSERT_EQ(0, reg1(self->fd, h + (32 << 10), 16 << 10, RW, &lseg,
+			  &hh));
 	memset(r, 0, sizeof(r));
 	r[0].addr = (uintptr_t)h + (512 << 10);
 	r[1].addr = (uintptr_t)h + (600 << 10);

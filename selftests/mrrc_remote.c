@@ -122,26 +122,25 @@ static int srv_checks(struct srv *s)
 	}
 }
 
-/* Register the buffer with @access, tell the test, answer checks. */
+/* Export the buffer with @access, tell the test, answer checks. */
 static int srv_target(struct srv *s, uint32_t access)
 {
 	struct mrrc_seg seg;
-	uint32_t h;
+	uint32_t id;
 	int r;
 
-	r = reg1(s->fd, s->buf, 4 * MiB, access, &seg, &h);
+	r = export1(s->fd, s->conn[0], s->buf, 4 * MiB, access, &seg, &id);
 	if (r)
-		return FAIL(s, "reg: %s", strerror(-r));
+		return FAIL(s, "export: %s", strerror(-r));
 	ctl_send(s->ctl, CTL_SEG, 0, seg.addr, seg.rkey, NULL);
 	r = srv_checks(s);
-	mrrc_release(s->fd, &h, 1);
+	mrrc_unexport(s->fd, id);
 	return r;
 }
 
 static int srv_write(struct srv *s)
 {
-	return srv_target(s, MRRC_ACCESS_LOCAL_WRITE |
-			  MRRC_ACCESS_REMOTE_WRITE);
+	return srv_target(s, MRRC_ACCESS_REMOTE_WRITE);
 }
 
 static int srv_read(struct srv *s)
@@ -194,22 +193,23 @@ static int srv_recv(struct srv *s)
 static int srv_write_imm(struct srv *s)
 {
 	struct mrrc_seg seg;
-	uint32_t h;
+	uint32_t id;
 	int r;
 
-	r = reg1(s->fd, s->buf, 4 * MiB, MRRC_ACCESS_LOCAL_WRITE |
-		 MRRC_ACCESS_REMOTE_WRITE, &seg, &h);
+	r = export1(s->fd, s->conn[0], s->buf, 4 * MiB,
+		    MRRC_ACCESS_REMOTE_WRITE, &seg, &id);
 	if (r)
-		return FAIL(s, "reg: %s", strerror(-r));
+		return FAIL(s, "export: %s", strerror(-r));
 	ctl_send(s->ctl, CTL_SEG, 0, seg.addr, seg.rkey, NULL);
-	return srv_recv(s);
+	r = srv_recv(s);
+	mrrc_unexport(s->fd, id);
+	return r;
 }
 
 /* Two segments here: a RECV across two cached regions. */
 static int srv_segments(struct srv *s)
 {
-	if (two_regions(s->fd, s->buf, MRRC_ACCESS_LOCAL_WRITE |
-			MRRC_ACCESS_REMOTE_WRITE) != 2)
+	if (two_regions(s->fd, s->buf, MRRC_ACCESS_LOCAL_WRITE) != 2)
 		return FAIL(s, "two_regions");
 	return srv_recv(s);
 }
@@ -217,16 +217,18 @@ static int srv_segments(struct srv *s)
 static int srv_atomics(struct srv *s)
 {
 	volatile uint64_t *ctr = (uint64_t *)s->buf;
+	unsigned int nseg = 1;
 	struct mrrc_seg seg;
 	struct ctl m;
-	uint32_t h;
+	uint32_t id;
 	int r;
 
 	*ctr = 0;
-	r = reg1(s->fd, s->buf, 8, MRRC_ACCESS_LOCAL_WRITE |
-		 MRRC_ACCESS_REMOTE_ATOMIC, &seg, &h);
+	/* One export for both connections the client uses. */
+	r = mrrc_export(s->fd, s->buf, 8, MRRC_ACCESS_REMOTE_ATOMIC, s->conn,
+			2, &seg, &nseg, &id);
 	if (r)
-		return FAIL(s, "reg: %s", strerror(-r));
+		return FAIL(s, "export: %s", strerror(-r));
 	ctl_send(s->ctl, CTL_SEG, 0, seg.addr, seg.rkey, NULL);
 	r = ctl_recv(s->ctl, CTL_CHECK, &m);
 	if (r)
@@ -234,7 +236,7 @@ static int srv_atomics(struct srv *s)
 	if (*ctr != m.a)
 		return FAIL(s, "counter %llu, expected %llu",
 			    (unsigned long long)*ctr, (unsigned long long)m.a);
-	mrrc_release(s->fd, &h, 1);
+	mrrc_unexport(s->fd, id);
 	return 0;
 }
 

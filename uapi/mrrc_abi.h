@@ -312,7 +312,10 @@ struct mrrc_cache_config {
 	__u32 __reserved;
 };
 
-/* Access rights of a registration; part of the cache key. */
+/*
+ * Access rights.  MRRC_IOC_REG takes LOCAL_WRITE only (part of the cache
+ * key); the REMOTE_* rights are what MRRC_IOC_EXPORT grants a peer.
+ */
 #define MRRC_ACCESS_LOCAL_WRITE		_BITUL(0)
 #define MRRC_ACCESS_REMOTE_WRITE	_BITUL(1)
 #define MRRC_ACCESS_REMOTE_READ		_BITUL(2)
@@ -336,8 +339,10 @@ enum mrrc_reg_result {
  * struct mrrc_reg_req - one registration request of MRRC_IOC_REG
  * @addr: in, start of the range, a user virtual address
  * @length: in, bytes, > 0
- * @access: in, MRRC_ACCESS_* (REMOTE_WRITE and REMOTE_ATOMIC need
- *	LOCAL_WRITE)
+ * @access: in, 0 or MRRC_ACCESS_LOCAL_WRITE.  The REMOTE_* rights are
+ *	refused (EINVAL): a cached registration's key never leaves the
+ *	host; peers get keys from an operation's exposure or from
+ *	MRRC_IOC_EXPORT
  * @flags: in, MRRC_REG_*
  * @handle: out, names the registration for MRRC_IOC_RELEASE (0 with
  *	MRRC_REG_RELEASE)
@@ -364,8 +369,10 @@ struct mrrc_reg_req {
  * struct mrrc_seg - one segment of a registration: use it as one SGE
  * @addr: first byte
  * @length: bytes
- * @lkey: local key
- * @rkey: remote key (equal to @lkey without remote access)
+ * @lkey: local key (0 in MRRC_IOC_EXPORT's segments)
+ * @rkey: remote key: from MRRC_IOC_EXPORT, the key peers use; from
+ *	MRRC_IOC_REG, equal to @lkey and of no use to a peer (a cached
+ *	registration has no remote rights)
  */
 struct mrrc_seg {
 	__aligned_u64 addr;

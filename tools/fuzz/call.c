@@ -84,7 +84,7 @@ static const struct fz_cmd fz_cmds[FZ_NCMD] = {
 	       fz_build_release, fz_after_release),
 	FZ_CMD(FLUSH, struct mrrc_flush, __reserved,
 	       FZ_RSV(struct mrrc_flush), 1, 2,
-	       fz_build_flush, fz_after_flush),
+	       fz_build_flush, NULL),
 	FZ_CMD(CACHE_STATS, struct mrrc_cache_stats, mre_recency,
 	       0, 3, 2,
 	       fz_build_cache_stats, NULL),
@@ -120,10 +120,10 @@ static const struct fz_cmd fz_cmds[FZ_NCMD] = {
 	       fz_build_conn_query, fz_after_conn_query),
 	FZ_CMD(EXPORT, struct mrrc_export, segs,
 	       0, 3, 4,
-	       fz_build_export, NULL),
+	       fz_build_export, fz_after_export),
 	FZ_CMD(UNEXPORT, struct mrrc_unexport, __reserved,
 	       FZ_RSV(struct mrrc_unexport), 2, 2,
-	       fz_build_unexport, NULL),
+	       fz_build_unexport, fz_after_unexport),
 };
 
 const char *fz_bucket_name(int bucket)

@@ -226,13 +226,6 @@ void fz_build_flush(struct fz_thread *t, struct fz_call *c)
 		f->regions = (uint32_t)fz_rnd(&t->rng);
 }
 
-void fz_after_flush(struct fz_thread *t, struct fz_call *c)
-{
-	(void)t;
-	if (!c->err)
-		fz_forget_unheld_targets(c->s);
-}
-
 void fz_build_cache_stats(struct fz_thread *t, struct fz_call *c)
 {
 	struct mrrc_cache_stats *st = c->st;

@@ -111,13 +111,10 @@ static void fz_junk_tail(struct fz_thread *t, uint32_t n, uint32_t ksize,
 
 /* ---- REG ------------------------------------------------------------------ */
 
+/* What REG accepts: 0 or LOCAL_WRITE (remote rights come from EXPORT). */
 static uint32_t fz_access(struct fz_thread *t)
 {
-	uint32_t a = fz_below(&t->rng, MRRC_ACCESS_ALL + 1);
-
-	if (a & (MRRC_ACCESS_REMOTE_WRITE | MRRC_ACCESS_REMOTE_ATOMIC))
-		a |= MRRC_ACCESS_LOCAL_WRITE;
-	return a;
+	return fz_below(&t->rng, 2) ? MRRC_ACCESS_LOCAL_WRITE : 0;
 }
 
 static void fz_gen_req(struct fz_thread *t, struct mrrc_reg_req *r, bool big)
@@ -162,9 +159,8 @@ static void fz_break_req(struct fz_thread *t, struct mrrc_reg_req *r)
 	case 2:
 		r->access |= 0x10u << fz_below(&t->rng, 28);
 		break;
-	case 3:		/* remote write or atomic without local write */
-		r->access = fz_one_in(&t->rng, 2) ? MRRC_ACCESS_REMOTE_WRITE :
-			    MRRC_ACCESS_REMOTE_ATOMIC | MRRC_ACCESS_REMOTE_READ;
+	case 3:		/* remote rights, which only EXPORT grants */
+		r->access |= fz_range(&t->rng, 1, 7) << 1;
 		break;
 	case 4:
 		r->length = 0;
@@ -249,31 +245,11 @@ static bool fz_elem(const struct fz_call *c, unsigned int v, size_t i,
 	return true;
 }
 
-static void fz_reg_targets(struct fz_thread *t, struct fz_call *c,
-			   const struct mrrc_reg_req *r)
-{
-	struct mrrc_seg seg;
-	size_t k;
-
-	/*
-	 * Keys of what no handle holds die with the next eviction or FLUSH:
-	 * worth a try now and then, not as the usual target.
-	 */
-	if (!r->handle && !fz_one_in(&t->rng, 8))
-		return;
-	for (k = r->seg_index; k < (size_t)r->seg_index + r->nsegs &&
-	     fz_elem(c, 1, k, &seg, sizeof(seg)); k++)
-		fz_add_target(t, c->s, &seg, r->handle, r->access);
-}
-
 /* Requests [0, done) are registered: their handles and segments go to the
  * pools; a handle pushed out of the pool is released.
  */
 void fz_after_reg(struct fz_thread *t, struct fz_call *c)
 {
-	const uint32_t remote = MRRC_ACCESS_REMOTE_WRITE |
-				MRRC_ACCESS_REMOTE_READ |
-				MRRC_ACCESS_REMOTE_ATOMIC;
 	struct mrrc_reg *g = c->st;
 	struct mrrc_reg_req r;
 	uint32_t i, old;
@@ -287,8 +263,6 @@ void fz_after_reg(struct fz_thread *t, struct fz_call *c)
 
 		if (r.status)
 			break;
-		if (r.access & remote)
-			fz_reg_targets(t, c, &r);
 		if (!r.handle)
 			continue;
 		old = fz_add_handle(t, c->s, &h);
@@ -753,6 +727,38 @@ void fz_build_export(struct fz_thread *t, struct fz_call *c)
 			    &c->vlen[0]);
 	c->esz[0] = sizeof(*ids);
 	c->n = FZ_MIN(n, 3);
+}
+
+/*
+ * An export's segments are the remote targets of one-sided operations
+ * (REG grants no remote rights).  They are named by the export's id with
+ * the top bit set, so that UNEXPORT forgets them.
+ */
+#define FZ_EXPORT_H(id)	(0x80000000u | (id))
+
+void fz_after_export(struct fz_thread *t, struct fz_call *c)
+{
+	const struct mrrc_export *x = c->st;
+	uint32_t access = x->access ?: MRRC_ACCESS_REMOTE_READ, i, n;
+	uint32_t conns[3] = { 0 };
+
+	if (c->err)
+		return;
+	for (n = 0; n < FZ_MIN(c->n, 3) &&
+	     fz_elem(c, 0, n, &conns[n], sizeof(conns[n])); n++)
+		;
+	for (i = 0; i < FZ_MIN(x->nsegs, MRRC_EXPORT_SEGS); i++)
+		fz_add_target(t, c->s, &x->segs[i], FZ_EXPORT_H(x->id),
+			      access, conns, n);
+}
+
+void fz_after_unexport(struct fz_thread *t, struct fz_call *c)
+{
+	const struct mrrc_unexport *u = c->st;
+
+	(void)t;
+	if (!c->err)
+		fz_forget_handle(c->s, FZ_EXPORT_H(u->id));
 }
 
 /* UNEXPORT: ids are small numbers per context, or anything. */

@@ -161,8 +161,9 @@ struct fz_target {
 	uint64_t addr;
 	uint64_t len;
 	uint32_t rkey;
-	uint32_t h;		/* the handle that keeps it valid, or 0 */
-	uint32_t access;	/* MRRC_ACCESS_* of its registration */
+	uint32_t h;		/* the export (top bit set) that keeps it valid */
+	uint32_t access;	/* the export's MRRC_ACCESS_REMOTE_* rights */
+	uint32_t conns[3];	/* its connections; it ends with the last */
 };
 
 /* Samples of valid values; a full table overwrites a random entry. */
@@ -308,7 +309,6 @@ void fz_build_bind(struct fz_thread *t, struct fz_call *c);
 void fz_build_ctx_query(struct fz_thread *t, struct fz_call *c);
 void fz_build_cache_config(struct fz_thread *t, struct fz_call *c);
 void fz_build_flush(struct fz_thread *t, struct fz_call *c);
-void fz_after_flush(struct fz_thread *t, struct fz_call *c);
 void fz_build_cache_stats(struct fz_thread *t, struct fz_call *c);
 void fz_build_listen(struct fz_thread *t, struct fz_call *c);
 void fz_after_listen(struct fz_thread *t, struct fz_call *c);
@@ -331,6 +331,8 @@ void fz_after_poll(struct fz_thread *t, struct fz_call *c);
 void fz_build_cancel(struct fz_thread *t, struct fz_call *c);
 void fz_build_export(struct fz_thread *t, struct fz_call *c);
 void fz_build_unexport(struct fz_thread *t, struct fz_call *c);
+void fz_after_export(struct fz_thread *t, struct fz_call *c);
+void fz_after_unexport(struct fz_thread *t, struct fz_call *c);
 void fz_release_one(struct fz_thread *t, struct fz_slot *s, uint32_t h);
 void fz_drain(struct fz_thread *t, struct fz_slot *s);
 
@@ -374,10 +376,10 @@ bool fz_pick_handle(struct fz_thread *t, struct fz_slot *s,
 		    struct fz_handle *h, bool take);
 void fz_forget_handle(struct fz_slot *s, uint32_t h);
 void fz_add_target(struct fz_thread *t, struct fz_slot *s,
-		   const struct mrrc_seg *seg, uint32_t h, uint32_t access);
+		   const struct mrrc_seg *seg, uint32_t h, uint32_t access,
+		   const uint32_t *conns, unsigned int nconns);
 bool fz_pick_target(struct fz_thread *t, struct fz_slot *s,
 		    struct fz_target *tg, uint32_t access);
-void fz_forget_unheld_targets(struct fz_slot *s);
 void fz_events(struct fz_thread *t, struct fz_slot *s,
 	       const struct mrrc_cqe *cqe, unsigned int n);
 

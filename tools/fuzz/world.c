@@ -239,13 +239,33 @@ static void fz_conn_gone(struct fz_slot *s, uint32_t id)
 	fz_ids_put(s, id);
 }
 
+/* Connection @id is gone: exports for no other connection end with it. */
+static void fz_targets_conn_gone(struct fz_slot *s, uint32_t id)
+{
+	unsigned int i, k, left;
+
+	for (i = 0; i < FZ_TARGETS; i++) {
+		struct fz_target *e = &s->p.targets[i];
+
+		for (k = 0, left = 0; k < FZ_ARRAY_SIZE(e->conns); k++) {
+			if (e->conns[k] == id)
+				e->conns[k] = 0;
+			left += !!e->conns[k];
+		}
+		if (!left)
+			e->len = 0;
+	}
+}
+
 /* DISCONNECT or DESTROY succeeded: no need to wait for the event. */
 void fz_forget_conn(struct fz_slot *s, uint32_t id, bool destroyed)
 {
 	fz_lock(s);
 	fz_conn_gone(s, id);
-	if (destroyed)
+	if (destroyed) {
 		fz_clear_u32(s->p.ids, FZ_IDS, sizeof(uint32_t), id);
+		fz_targets_conn_gone(s, id);
+	}
 	fz_unlock(s);
 }
 
@@ -307,9 +327,10 @@ bool fz_pick_handle(struct fz_thread *t, struct fz_slot *s,
 }
 
 /*
- * Handle @h was released: out of the pool, and its segments, whose keys
- * die with it, too.  A remote access with a dead key breaks the
- * connection, which is worth doing now and then, not all the time.
+ * Handle @h was released, or the export @h names revoked: out of the
+ * pools, and the export's segments, whose keys die with it, too.  A
+ * remote access with a dead key breaks the connection, which is worth
+ * doing now and then, not all the time.
  */
 void fz_forget_handle(struct fz_slot *s, uint32_t h)
 {
@@ -325,20 +346,25 @@ void fz_forget_handle(struct fz_slot *s, uint32_t h)
 }
 
 void fz_add_target(struct fz_thread *t, struct fz_slot *s,
-		   const struct mrrc_seg *seg, uint32_t h, uint32_t access)
+		   const struct mrrc_seg *seg, uint32_t h, uint32_t access,
+		   const uint32_t *conns, unsigned int nconns)
 {
-	unsigned int i = fz_below(&t->rng, FZ_TARGETS);
+	unsigned int i = fz_below(&t->rng, FZ_TARGETS), k;
+	struct fz_target *e = &s->p.targets[i];
 
 	if (!seg->length)
 		return;
 	fz_lock(s);
-	s->p.targets[i].addr = seg->addr;
-	s->p.targets[i].len = seg->length;
-	s->p.targets[i].rkey = seg->rkey;
-	s->p.targets[i].h = h;
-	s->p.targets[i].access = access;
+	e->addr = seg->addr;
+	e->len = seg->length;
+	e->rkey = seg->rkey;
+	e->h = h;
+	e->access = access;
+	for (k = 0; k < FZ_ARRAY_SIZE(e->conns); k++)
+		e->conns[k] = k < nconns ? conns[k] : 0;
 	fz_unlock(s);
 }
+
 
 /* A remote segment that allows @access (0: any segment). */
 bool fz_pick_target(struct fz_thread *t, struct fz_slot *s,
@@ -358,18 +384,6 @@ bool fz_pick_target(struct fz_thread *t, struct fz_slot *s,
 	}
 	fz_unlock(s);
 	return found;
-}
-
-/* FLUSH deregistered what no handle holds: those keys are dead. */
-void fz_forget_unheld_targets(struct fz_slot *s)
-{
-	unsigned int i;
-
-	fz_lock(s);
-	for (i = 0; i < FZ_TARGETS; i++)
-		if (!s->p.targets[i].h)
-			s->p.targets[i].len = 0;
-	fz_unlock(s);
 }
 
 static void fz_event(struct fz_thread *t, struct fz_slot *s,
