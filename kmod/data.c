@@ -360,6 +360,19 @@ static void mrrc_msg_unmap(struct mrrc_conn *conn, struct mrrc_op *op)
 }
 
 /* Post @op's control message, signalled; uses one credit and one slot. */
+/*
+ * Every work request of an operation goes through here: a device that
+ * refuses a post can be simulated (fail_function) to test that the
+ * operation still completes exactly once.
+ */
+static noinline int mrrc_dp_ib_post(struct mrrc_conn *conn,
+				    const struct ib_send_wr *wr)
+{
+	return ib_post_send(conn->qp, wr, NULL);
+}
+
+ALLOW_ERROR_INJECTION(mrrc_dp_ib_post, ERRNO);
+
 static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
 {
 	struct ib_send_wr wr = {};
@@ -382,7 +395,7 @@ static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
 	wr.send_flags = IB_SEND_SIGNALED;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	ret = ib_post_send(conn->qp, &wr, NULL);
+	ret = mrrc_dp_ib_post(conn, &wr);
 	if (ret) {
 		mrrc_msg_unmap(conn, op);
 		return ret;
@@ -446,7 +459,7 @@ static int mrrc_post_writes(struct mrrc_conn *conn, struct mrrc_op *op,
 			}
 		}
 		wr.wr.num_sge = ns;
-		ret = ib_post_send(conn->qp, &wr.wr, NULL);
+		ret = mrrc_dp_ib_post(conn, &wr.wr);
 		if (ret)
 			return ret;
 		conn->sq_free--;
@@ -539,7 +552,7 @@ static int mrrc_post_one_sided(struct mrrc_conn *conn, struct mrrc_op *op)
 	wr->send_flags = IB_SEND_SIGNALED;
 	wr->sg_list = op->sge;
 	wr->num_sge = op->nsge;
-	ret = ib_post_send(conn->qp, wr, NULL);
+	ret = mrrc_dp_ib_post(conn, wr);
 	if (ret)
 		return ret;
 	conn->sq_free--;

@@ -1930,6 +1930,217 @@ TEST_F_TIMEOUT(fail, post_crw, SWEEP_TIMEOUT)
 	ts_sweep(_metadata, self, "post_crw", &ts);
 }
 
+/* Wait until the client has heard @n more control messages than @base. */
+static int ctrl_heard(int fd, uint32_t conn, uint64_t base, unsigned int n)
+{
+	int64_t end = now_ms() + TMO_MS;
+	struct mrrc_conn_query q;
+
+	do {
+		if (mrrc_conn_query(fd, conn, &q))
+			return -EIO;
+		if (q.ctrl_recv >= base + n)
+			return 0;
+		usleep(1000);
+	} while (now_ms() < end);
+	return -ETIMEDOUT;
+}
+
+/*
+ * Completions of @fd until both its connection's DISCONNECTED event and
+ * operation @wr_id have come (in either order), then whatever else comes
+ * within 300 ms: how often @wr_id completed, and the status it had.
+ */
+static int until_down(int fd, uint64_t wr_id, unsigned int *seen)
+{
+	int64_t quiet = 0;
+	int status = 0, r;
+	bool down = false;
+	struct mrrc_cqe c;
+
+	*seen = 0;
+	for (;;) {
+		if (down && *seen) {
+			if (!quiet)
+				quiet = now_ms() + 300;
+			if (now_ms() > quiet)
+				return status;
+			r = mrrc_poll_cq(fd, &c, 1);
+			if (r < 0)
+				return r;
+			if (!r) {
+				mrrc_wait(fd, 50);
+				continue;
+			}
+		} else {
+			r = reap(fd, &c, 1);
+			if (r)
+				return r;
+		}
+		if (c.opcode == MRRC_OP_EVENT) {
+			down |= c.event == MRRC_EVENT_DISCONNECTED;
+		} else if (c.wr_id == wr_id) {
+			(*seen)++;
+			status = c.status;
+		}
+	}
+}
+
+/* The client's count of control messages heard, once it stops moving. */
+static uint64_t ctrl_quiet(int fd, uint32_t conn)
+{
+	struct mrrc_conn_query q;
+	uint64_t last = UINT64_MAX;
+
+	for (;;) {
+		if (mrrc_conn_query(fd, conn, &q))
+			return 0;
+		if (q.ctrl_recv == last)
+			return last;
+		last = q.ctrl_recv;
+		usleep(20000);
+	}
+}
+
+/*
+ * The device refuses a post (issue 12, finding 4): the n-th work request
+ * the module posts for a SEND fails, for n = 1, 2, ... (its write into the
+ * peer's buffer, then its message) until the SEND goes through.  A
+ * refused SEND completes exactly once, with an error, before its
+ * connection goes down; the peer's RECV completes exactly once too; and
+ * nothing is left behind.
+ */
+TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
+{
+	uint64_t t0 = now_ns(), heard;
+	unsigned int n, seen, last = 0;
+	bool fired;
+	int ret;
+
+	FI_REQUIRE();
+	probe_fn_mode(_metadata, self);
+	if (shm->fn_mode != FN_NTH)
+		SKIP(return, "fail_function is not counted by fail-nth here");
+	pair_up(_metadata, self, MRRC_POLICY_MRE);
+	/* Once through, so that the SEND's memory is cached: no registration. */
+	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
+	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
+	two_sided_done(_metadata, self);
+	for (n = 1; n <= 8; n++) {
+		/*
+		 * The RECV's advertisement has reached the client, so that
+		 * the SEND is posted by the POST itself, in this thread.
+		 */
+		heard = ctrl_quiet(self->cfd, self->cconn);
+		ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
+		ASSERT_EQ(0, ctrl_heard(self->cfd, self->cconn, heard, 1));
+
+		ASSERT_EQ(0, set_phase(PH_FUNC));
+		ASSERT_EQ(0, dbg_write("fail_function/inject", " "));
+		ASSERT_EQ(0, dbg_write("fail_function/inject", "mrrc_dp_ib_post"));
+		ASSERT_EQ(0, dbg_write("fail_function/mrrc_dp_ib_post/retval",
+				       "%lu", (unsigned long)(long)-EIO));
+		ASSERT_EQ(0, nth_arm(self->nth, n));
+		ret = post1(self->cfd, send_wr(self));
+		fired = nth_disarm(self->nth);
+		ASSERT_EQ(0, set_phase(PH_ALLOC));
+		/* Accepted either way: the post happens after acceptance. */
+		ASSERT_EQ(0, ret) TH_LOG("n=%u: %s", n, strerror(-ret));
+		if (!fired) {
+			two_sided_done(_metadata, self);
+			break;
+		}
+		last = n;
+		ret = until_down(self->cfd, 78, &seen);
+		ASSERT_EQ(1, seen) TH_LOG("n=%u: the SEND completed %u times",
+					  n, seen);
+		ASSERT_GT(0, ret) TH_LOG("n=%u: a refused SEND succeeded", n);
+		ret = until_down(self->sfd, 77, &seen);
+		ASSERT_EQ(1, seen) TH_LOG("n=%u: the RECV completed %u times",
+					  n, seen);
+		/* Nothing more of either, once both are gone. */
+		unpair(_metadata, self->sfd, self->sconn, self->cfd,
+		       self->cconn);
+		cache_ok(_metadata, self->cfd, MRRC_MODE_FAST);
+		handshake(_metadata, self);
+		ASSERT_EQ(0, export1(self->sfd, self->sconn, self->sbuf,
+				     64 << 10, REMOTE_ALL, &self->rseg,
+				     &self->rh));
+	}
+	ASSERT_LE(2, last) TH_LOG("the write and the message: two points");
+	ASSERT_GT(8, n);
+	ksft_print_msg("fail_nth: %-15s %3u function points (the device refusing a post): each refused SEND completed once; %.1f s\n",
+		       "device_post", last, secs_since(t0));
+	shm->sweeps++;
+	shm->points[PH_FUNC] += last;
+	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
+	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
+	all_clean(_metadata, self);
+}
+
+/*
+ * A revocation whose invalidation fails (issue 12, finding 8): the
+ * LOCAL_INV chain of UNEXPORT is made to fail (mrrc_frwr_post_wait), so
+ * the export's MR must be destroyed instead, before its pages are let go.
+ * When UNEXPORT returns, the old key reaches nothing: a write with it
+ * fails at the peer and changes no byte.
+ */
+TEST_F_TIMEOUT(fail, revocation_survives_a_failed_invalidation,
+	       SWEEP_TIMEOUT)
+{
+	struct mrrc_cache_stats st;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	bool fired;
+	size_t i;
+	int ret;
+
+	FI_REQUIRE();
+	probe_fn_mode(_metadata, self);
+	if (shm->fn_mode != FN_NTH)
+		SKIP(return, "fail_function is not counted by fail-nth here");
+	pair_up(_metadata, self, MRRC_POLICY_MRE);
+	/* The key works. */
+	fill(self->cbuf, 4096, 3);
+	w = wr(self->cconn, MRRC_OP_WRITE, self->cbuf, 4096, 1);
+	w.remote_addr = self->rseg.addr;
+	w.rkey = self->rseg.rkey;
+	ASSERT_EQ(0, post1(self->cfd, w));
+	reap_ok(_metadata, self->cfd, 1);
+	ASSERT_EQ(0, check(self->sbuf, 4096, 3));
+	memset(self->sbuf, 0x5a, 64 << 10);
+
+	ASSERT_EQ(0, set_phase(PH_FUNC));
+	ASSERT_EQ(0, dbg_write("fail_function/inject", " "));
+	ASSERT_EQ(0, dbg_write("fail_function/inject", "mrrc_frwr_post_wait"));
+	ASSERT_EQ(0, dbg_write("fail_function/mrrc_frwr_post_wait/retval",
+			       "%lu", (unsigned long)(long)-EIO));
+	ASSERT_EQ(0, nth_arm(self->nth, 1));
+	ret = mrrc_unexport(self->sfd, self->rh);
+	fired = nth_disarm(self->nth);
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_TRUE(fired) TH_LOG("UNEXPORT posted no invalidation");
+	ASSERT_EQ(0, ret) TH_LOG("a revocation cannot fail: %s",
+				 strerror(-ret));
+	st = stats(self->sfd);
+	ASSERT_EQ(0, st.exported);
+	ASSERT_EQ(0, st.exposed);
+
+	/* The old key reaches nothing. */
+	fill(self->cbuf, 4096, 4);
+	ASSERT_EQ(0, post1(self->cfd, w));
+	ASSERT_EQ(0, reap_op(self->cfd, &c));
+	ASSERT_EQ(-EACCES, c.status);
+	for (i = 0; i < (64 << 10); i++)
+		ASSERT_EQ(0x5a, self->sbuf[i]) TH_LOG("byte %zu changed", i);
+	ksft_print_msg("fail_nth: %-15s   1 function point (UNEXPORT's invalidation): the key died with its MR\n",
+		       "revoke_broken");
+	shm->sweeps++;
+	shm->points[PH_FUNC]++;
+	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
+	all_clean(_metadata, self);
+}
+
 /* EXPORT of 20000 bytes across pages, for writing; the client uses it. */
 #define XP_OFF		((256 << 10) + 100)
 #define XP_LEN		20000
