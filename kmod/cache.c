@@ -1554,7 +1554,8 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	mutex_unlock(&c->mutex);
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
-		c->st.pinned_pages || c->st.exposed || c->st.exported);
+		c->st.pinned_pages || c->st.exposed || c->st.exported ||
+		c->st.export_bytes);
 
 	mutex_lock(&mrrc_caches_lock);
 	list_del(&c->node);

@@ -359,11 +359,12 @@ static void mrrc_msg_unmap(struct mrrc_conn *conn, struct mrrc_op *op)
 	}
 }
 
-/* Post @op's control message, signalled; uses one credit and one slot. */
 /*
  * Every work request of an operation goes through here: a device that
  * refuses a post can be simulated (fail_function) to test that the
- * operation still completes exactly once.
+ * operation still completes exactly once.  The keepalive's probe does
+ * not (a refused probe is simply tried again on the next tick), nor do
+ * receive buffers.
  */
 static noinline int mrrc_dp_ib_post(struct mrrc_conn *conn,
 				    const struct ib_send_wr *wr)
@@ -373,6 +374,7 @@ static noinline int mrrc_dp_ib_post(struct mrrc_conn *conn,
 
 ALLOW_ERROR_INJECTION(mrrc_dp_ib_post, ERRNO);
 
+/* Post @op's control message, signalled; uses one credit and one slot. */
 static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
 {
 	struct ib_send_wr wr = {};

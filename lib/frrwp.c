@@ -74,20 +74,20 @@ static int64_t now_ms(void)
 }
 
 /*
- * Wait until every operation in @want (bits of wr_id low byte) completed.
- * Fails on the first error, on a completion that is not ours, or on the
- * deadline.  Never takes more completions than it waits for, so what
- * follows the transaction (the peer's disconnect, say) stays on @fd.
+ * Take completions of @conn's operations in @want (bits of wr_id's low
+ * byte) until none is left, the deadline @end (ms, -1: none) passes, or
+ * an error has been seen and nothing more is ready.  Never takes more
+ * completions than it waits for, so what follows the transaction (the
+ * peer's disconnect, say) stays on @fd.
  */
-static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
-		      int timeout_ms, struct mrrc_cqe *last)
+static int frrwp_collect(int fd, uint32_t conn, unsigned int *want,
+			 int64_t end, struct mrrc_cqe *last)
 {
-	int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	struct mrrc_cqe cqe[8];
 	int i, n, ret = 0;
 
-	while (want) {
-		n = __builtin_popcount(want);
+	while (*want) {
+		n = __builtin_popcount(*want);
 		n = mrrc_poll_cq(fd, cqe, n < 8 ? n : 8);
 		if (n < 0)
 			return n;
@@ -98,11 +98,12 @@ static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
 				ret = ret ?: (cqe[i].status ?: -ECONNRESET);
 				continue;
 			}
-			if ((cqe[i].wr_id & ~0xffULL) != FRRWP_WRID) {
+			if ((cqe[i].wr_id & ~0xffULL) != FRRWP_WRID ||
+			    cqe[i].conn != conn) {
 				ret = ret ?: -EPROTO;
 				continue;
 			}
-			want &= ~(1u << (cqe[i].wr_id & 0xff));
+			*want &= ~(1u << (cqe[i].wr_id & 0xff));
 			if (cqe[i].status)
 				ret = ret ?: cqe[i].status;
 			if (last)
@@ -121,6 +122,26 @@ static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
 	return ret;
 }
 
+/*
+ * Wait until every operation in @want completed: 0, or the first error,
+ * EPROTO for a completion that is not ours, ETIMEDOUT after @timeout_ms.
+ * A transaction that fails with operations still outstanding is given
+ * up: @conn is disconnected so that they flush, and they are taken here,
+ * so that no later call mistakes them for its own.
+ */
+static int frrwp_reap(int fd, uint32_t conn, unsigned int want,
+		      int timeout_ms, struct mrrc_cqe *last)
+{
+	int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int ret = frrwp_collect(fd, conn, &want, end, last);
+
+	if (want) {
+		mrrc_disconnect(fd, conn);
+		frrwp_collect(fd, conn, &want, now_ms() + 5000, NULL);
+	}
+	return ret;
+}
+
 static void frrwp_wr(struct mrrc_wr *wr, uint32_t conn, int bit, uint8_t op,
 		     const void *addr, size_t len)
 {
@@ -133,9 +154,8 @@ static void frrwp_wr(struct mrrc_wr *wr, uint32_t conn, int bit, uint8_t op,
 }
 
 /*
- * Post @n operations.  If only some are accepted, their completions are
- * taken before the error returns, so that no later call mistakes them for
- * its own.
+ * Post @n operations.  If only some are accepted, the transaction is given
+ * up and their completions taken (frrwp_reap()) before the error returns.
  */
 static int frrwp_post(int fd, struct mrrc_wr *wrs, unsigned int n,
 		      int timeout_ms)
@@ -173,8 +193,10 @@ static int64_t frrwp_reply_len(const struct frrwp_msg *m, size_t len, int op)
 	if (!m->nsegs || m->nsegs > FRRWP_SEGS)
 		return -EPROTO;
 	for (i = 0; i < m->nsegs; i++) {
-		if (!m->seg[i].len || (i && m->seg[i].addr !=
-				       m->seg[i - 1].addr + m->seg[i - 1].len))
+		if (!m->seg[i].len ||
+		    m->seg[i].addr + m->seg[i].len < m->seg[i].addr ||
+		    (i && m->seg[i].addr !=
+			  m->seg[i - 1].addr + m->seg[i - 1].len))
 			return -EPROTO;
 		total += m->seg[i].len;
 	}
@@ -222,6 +244,8 @@ static int frrwp_client(int fd, uint32_t conn, void *buf, size_t len,
 	}
 
 	/* Traditional: ask, wait for the server's keys, then go. */
+	/* A short or missing message leaves nothing of an earlier one. */
+	memset(&frrwp_in, 0, sizeof(frrwp_in));
 	frrwp_wr(&wr[0], conn, 0, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
 	frrwp_wr(&wr[1], conn, 1, MRRC_OP_SEND, &frrwp_out,
 		 sizeof(frrwp_out));
@@ -299,6 +323,8 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 
 	if (!buf || !len || len > INT32_MAX)
 		return -EINVAL;
+	/* A short or missing message leaves nothing of an earlier one. */
+	memset(&frrwp_in, 0, sizeof(frrwp_in));
 	frrwp_wr(&wr[0], conn, 0, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
 	ret = frrwp_post(fd, wr, 1, timeout_ms);
 	if (!ret)
@@ -342,6 +368,7 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		frrwp_out.nsegs = nsegs;
 		frrwp_out.len = n;
 	}
+	memset(&frrwp_in, 0, sizeof(frrwp_in));
 	frrwp_wr(&wr[0], conn, 2, MRRC_OP_RECV, &frrwp_in, sizeof(frrwp_in));
 	frrwp_wr(&wr[1], conn, 3, MRRC_OP_SEND, &frrwp_out,
 		 sizeof(frrwp_out));

@@ -114,7 +114,10 @@ static size_t P;
 
 /* ---- the fault-injection configuration ---------------------------------- */
 
-/* The functions marked ALLOW_ERROR_INJECTION() in kmod/, and their error. */
+/*
+ * The functions marked ALLOW_ERROR_INJECTION() in kmod/, and their error;
+ * mrrc_dp_ib_post() has a test of its own (device_refuses_a_post).
+ */
 #define FN_SYNC		1	/* called by the command itself */
 #define FN_ASYNC	2	/* called by the RDMA CM handlers */
 
@@ -674,6 +677,10 @@ static void all_clean(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, g.handles);
 	ASSERT_EQ(0, g.inuse_regions);
 	ASSERT_EQ(0, g.cached_regions);
+	/* Gauges a destroyed cache keeps when they leaked. */
+	ASSERT_EQ(0, g.exposed);
+	ASSERT_EQ(0, g.exported);
+	ASSERT_EQ(0, g.export_bytes);
 	ASSERT_EQ(self->pins0, pin_imbalance())
 		TH_LOG("FOLL_PIN pages left pinned");
 	ASSERT_EQ(self->pd0, mrrc_pd_count())
@@ -1949,22 +1956,25 @@ static int ctrl_heard(int fd, uint32_t conn, uint64_t base, unsigned int n)
 /*
  * Completions of @fd until both its connection's DISCONNECTED event and
  * operation @wr_id have come (in either order), then whatever else comes
- * within 300 ms: how often @wr_id completed, and the status it had.
+ * within 300 ms: 0 and how often @wr_id completed (with the status it
+ * had), or reap()'s error when either never came.
  */
-static int until_down(int fd, uint64_t wr_id, unsigned int *seen)
+static int until_down(int fd, uint64_t wr_id, unsigned int *seen,
+		      int *status)
 {
 	int64_t quiet = 0;
-	int status = 0, r;
 	bool down = false;
 	struct mrrc_cqe c;
+	int r;
 
 	*seen = 0;
+	*status = 0;
 	for (;;) {
 		if (down && *seen) {
 			if (!quiet)
 				quiet = now_ms() + 300;
 			if (now_ms() > quiet)
-				return status;
+				return 0;
 			r = mrrc_poll_cq(fd, &c, 1);
 			if (r < 0)
 				return r;
@@ -1981,7 +1991,7 @@ static int until_down(int fd, uint64_t wr_id, unsigned int *seen)
 			down |= c.event == MRRC_EVENT_DISCONNECTED;
 		} else if (c.wr_id == wr_id) {
 			(*seen)++;
-			status = c.status;
+			*status = c.status;
 		}
 	}
 }
@@ -1989,17 +1999,19 @@ static int until_down(int fd, uint64_t wr_id, unsigned int *seen)
 /* The client's count of control messages heard, once it stops moving. */
 static uint64_t ctrl_quiet(int fd, uint32_t conn)
 {
+	int64_t end = now_ms() + TMO_MS;
 	struct mrrc_conn_query q;
 	uint64_t last = UINT64_MAX;
 
-	for (;;) {
+	while (now_ms() < end) {
 		if (mrrc_conn_query(fd, conn, &q))
 			return 0;
 		if (q.ctrl_recv == last)
-			return last;
+			break;
 		last = q.ctrl_recv;
 		usleep(20000);
 	}
+	return last;
 }
 
 /*
@@ -2014,8 +2026,8 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 {
 	uint64_t t0 = now_ns(), heard;
 	unsigned int n, seen, last = 0;
+	int ret, status;
 	bool fired;
-	int ret;
 
 	FI_REQUIRE();
 	probe_fn_mode(_metadata, self);
@@ -2051,13 +2063,20 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 			break;
 		}
 		last = n;
-		ret = until_down(self->cfd, 78, &seen);
+		ret = until_down(self->cfd, 78, &seen, &status);
+		ASSERT_EQ(0, ret) TH_LOG("n=%u: client: %s (the SEND completed %u times)",
+					 n, strerror(-ret), seen);
 		ASSERT_EQ(1, seen) TH_LOG("n=%u: the SEND completed %u times",
 					  n, seen);
-		ASSERT_GT(0, ret) TH_LOG("n=%u: a refused SEND succeeded", n);
-		ret = until_down(self->sfd, 77, &seen);
+		ASSERT_GT(0, status) TH_LOG("n=%u: a refused SEND succeeded",
+					    n);
+		ret = until_down(self->sfd, 77, &seen, &status);
+		ASSERT_EQ(0, ret) TH_LOG("n=%u: server: %s (the RECV completed %u times)",
+					 n, strerror(-ret), seen);
 		ASSERT_EQ(1, seen) TH_LOG("n=%u: the RECV completed %u times",
 					  n, seen);
+		ASSERT_GT(0, status) TH_LOG("n=%u: a RECV that got no message succeeded",
+					    n);
 		/* Nothing more of either, once both are gone. */
 		unpair(_metadata, self->sfd, self->sconn, self->cfd,
 		       self->cconn);

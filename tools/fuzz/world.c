@@ -365,7 +365,6 @@ void fz_add_target(struct fz_thread *t, struct fz_slot *s,
 	fz_unlock(s);
 }
 
-
 /* A remote segment that allows @access (0: any segment). */
 bool fz_pick_target(struct fz_thread *t, struct fz_slot *s,
 		    struct fz_target *tg, uint32_t access)
