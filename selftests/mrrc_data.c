@@ -22,6 +22,7 @@
 #define MiB		(1024 * 1024)
 /* The module's receive buffers per connection (kmod/conn.h). */
 #define MRRC_TEST_RX_DEPTH	128
+#define MRRC_TEST_SQ_DEPTH	1024	/* and send queue slots */
 
 #include "mrrc_dp_test.h"
 
@@ -910,6 +911,61 @@ TEST_F(data, queue_full_gives_eagain_and_loses_nothing)
 	free(c);
 }
 
+/*
+ * DESTROY right after a whole send window of writes and a backlog: every
+ * write completes exactly once, done or flushed, and none after.  Over
+ * rxe's loopback most writes are done before the drain; the two-VM
+ * hostile.destroy_with_a_stuck_send_queue holds the window full.
+ */
+TEST_F(data, destroy_with_the_send_window_in_use)
+{
+	const unsigned int n = MRRC_TEST_SQ_DEPTH + 64;
+	struct mrrc_wr *w = calloc(n, sizeof(*w));
+	struct mrrc_cqe *c = calloc(n, sizeof(*c));
+	unsigned int i, done = 0, flushed = 0;
+	struct mrrc_seg seg;
+	uint32_t h;
+	int r;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 64 << 10,
+			     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
+	for (i = 0; i < n; i++) {
+		w[i] = wr(self->p.cconn, MRRC_OP_WRITE, self->cbuf, 64 << 10,
+			  i);
+		w[i].remote_addr = seg.addr;
+		w[i].rkey = seg.rkey;
+	}
+	ASSERT_EQ(0, mrrc_post(self->p.cfd, w, n, &done));
+	ASSERT_EQ(n, done);
+	ASSERT_EQ(0, mrrc_destroy(self->p.cfd, self->p.cconn));
+	memset(w, 0, sizeof(*w) * n);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, reap_op(self->p.cfd, &c[i]))
+			TH_LOG("%u of %u writes completed", i, n);
+		ASSERT_LT(c[i].wr_id, n);
+		EXPECT_EQ(0, w[c[i].wr_id].wr_id++)
+			TH_LOG("write %llu completed twice",
+			       (unsigned long long)c[i].wr_id);
+		if (c[i].status) {
+			EXPECT_EQ(-ECONNRESET, c[i].status);
+			flushed++;
+		}
+	}
+	/* And nothing after. */
+	mrrc_wait(self->p.cfd, 300);
+	while ((r = mrrc_poll_cq(self->p.cfd, c, 1)) == 1)
+		EXPECT_EQ(MRRC_OP_EVENT, c[0].opcode);
+	EXPECT_EQ(0, r);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
+	ksft_print_msg("%u of %u writes were flushed by DESTROY\n", flushed,
+		       n);
+	fflush(stdout);
+	free(w);
+	free(c);
+}
+
 TEST_F(data, fd_is_pollable)
 {
 	struct pollfd pfd = { .fd = self->p.sfd, .events = POLLIN };
@@ -1522,6 +1578,56 @@ TEST(peer_killed_with_writes_held)
 	close(pfd[0]);
 	close(pfd[1]);
 	munmap(buf, MiB);
+}
+
+/*
+ * A transport error racing the connection's destruction (issue 12,
+ * finding 6): a write with a revoked key fails at the peer, which breaks
+ * the connection from the completion handler and queues the disconnect
+ * work, while the connection is destroyed after a delay that sweeps
+ * across the moment the error arrives.  That work must never run on a
+ * destroyed connection (on the debug kernel KASAN and lockdep watch it),
+ * and the write completes exactly once, with an error.
+ */
+TEST(transport_error_racing_destroy)
+{
+	uint8_t *buf = map(3 * 4096);
+	struct mrrc_seg seg;
+	struct mrrc_cqe c;
+	struct mrrc_wr w;
+	unsigned int i;
+	struct pair p;
+	uint32_t h;
+	int r;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 1, 3 * 4096);
+	for (i = 0; i < 40; i++) {
+		r = pair_open(&p);
+		ASSERT_EQ(0, r) TH_LOG("connect: %s", strerror(-r));
+		ASSERT_EQ(0, export1(p.sfd, p.sconn, buf, 4096,
+				     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
+		ASSERT_EQ(0, mrrc_unexport(p.sfd, h));
+		w = wr(p.cconn, MRRC_OP_WRITE, buf + 8192, 4096, 1);
+		w.remote_addr = seg.addr;
+		w.rkey = seg.rkey;
+		ASSERT_EQ(0, post1(p.cfd, w));
+		usleep(i * 50);
+		ASSERT_EQ(0, mrrc_destroy(p.cfd, p.cconn));
+		ASSERT_EQ(0, reap_op(p.cfd, &c)) TH_LOG("delay %u us", i * 50);
+		EXPECT_EQ(1, c.wr_id);
+		EXPECT_GT(0, c.status) TH_LOG("a write with a revoked key succeeded");
+		mrrc_wait(p.cfd, 100);
+		while ((r = mrrc_poll_cq(p.cfd, &c, 1)) == 1)
+			EXPECT_EQ(MRRC_OP_EVENT, c.opcode)
+				TH_LOG("delay %u us: the write completed twice",
+				       i * 50);
+		EXPECT_EQ(0, r);
+		pair_close(&p);
+		for (r = 0; r < 4096; r++)
+			ASSERT_EQ(1, buf[r]) TH_LOG("byte %d changed", r);
+	}
+	munmap(buf, 3 * 4096);
 }
 
 /* FRRWP transactions across two processes, both modes, data checked. */

@@ -1937,6 +1937,33 @@ TEST_F_TIMEOUT(fail, post_crw, SWEEP_TIMEOUT)
 	ts_sweep(_metadata, self, "post_crw", &ts);
 }
 
+/*
+ * Arm fail_function with @fn alone, returning @err when it fires, for a
+ * test that targets one point rather than a sweep.
+ */
+static int arm_one_fn(const char *fn, int err)
+{
+	char f[96];
+	int ret = set_phase(PH_FUNC);
+
+	if (!ret)
+		ret = dbg_write("fail_function/inject", " ");
+	if (!ret)
+		ret = dbg_write("fail_function/inject", "%s", fn);
+	snprintf(f, sizeof(f), "fail_function/%s/retval", fn);
+	if (!ret)
+		ret = dbg_write(f, "%lu", (unsigned long)(long)err);
+	return ret;
+}
+
+/* For a single-point test: fault injection counted by fail-nth. */
+#define FN_NTH_REQUIRE() do {						\
+	FI_REQUIRE();							\
+	probe_fn_mode(_metadata, self);					\
+	if (shm->fn_mode != FN_NTH)					\
+		SKIP(return, "fail_function is not counted by fail-nth here"); \
+} while (0)
+
 /* Wait until the client has heard @n more control messages than @base. */
 static int ctrl_heard(int fd, uint32_t conn, uint64_t base, unsigned int n)
 {
@@ -2029,10 +2056,7 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 	int ret, status;
 	bool fired;
 
-	FI_REQUIRE();
-	probe_fn_mode(_metadata, self);
-	if (shm->fn_mode != FN_NTH)
-		SKIP(return, "fail_function is not counted by fail-nth here");
+	FN_NTH_REQUIRE();
 	pair_up(_metadata, self, MRRC_POLICY_MRE);
 	/* Once through, so that the SEND's memory is cached: no registration. */
 	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
@@ -2047,11 +2071,7 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 		ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
 		ASSERT_EQ(0, ctrl_heard(self->cfd, self->cconn, heard, 1));
 
-		ASSERT_EQ(0, set_phase(PH_FUNC));
-		ASSERT_EQ(0, dbg_write("fail_function/inject", " "));
-		ASSERT_EQ(0, dbg_write("fail_function/inject", "mrrc_dp_ib_post"));
-		ASSERT_EQ(0, dbg_write("fail_function/mrrc_dp_ib_post/retval",
-				       "%lu", (unsigned long)(long)-EIO));
+		ASSERT_EQ(0, arm_one_fn("mrrc_dp_ib_post", -EIO));
 		ASSERT_EQ(0, nth_arm(self->nth, n));
 		ret = post1(self->cfd, send_wr(self));
 		fired = nth_disarm(self->nth);
@@ -2114,10 +2134,7 @@ TEST_F_TIMEOUT(fail, revocation_survives_a_failed_invalidation,
 	size_t i;
 	int ret;
 
-	FI_REQUIRE();
-	probe_fn_mode(_metadata, self);
-	if (shm->fn_mode != FN_NTH)
-		SKIP(return, "fail_function is not counted by fail-nth here");
+	FN_NTH_REQUIRE();
 	pair_up(_metadata, self, MRRC_POLICY_MRE);
 	/* The key works. */
 	fill(self->cbuf, 4096, 3);
@@ -2129,11 +2146,7 @@ TEST_F_TIMEOUT(fail, revocation_survives_a_failed_invalidation,
 	ASSERT_EQ(0, check(self->sbuf, 4096, 3));
 	memset(self->sbuf, 0x5a, 64 << 10);
 
-	ASSERT_EQ(0, set_phase(PH_FUNC));
-	ASSERT_EQ(0, dbg_write("fail_function/inject", " "));
-	ASSERT_EQ(0, dbg_write("fail_function/inject", "mrrc_frwr_post_wait"));
-	ASSERT_EQ(0, dbg_write("fail_function/mrrc_frwr_post_wait/retval",
-			       "%lu", (unsigned long)(long)-EIO));
+	ASSERT_EQ(0, arm_one_fn("mrrc_frwr_post_wait", -EIO));
 	ASSERT_EQ(0, nth_arm(self->nth, 1));
 	ret = mrrc_unexport(self->sfd, self->rh);
 	fired = nth_disarm(self->nth);

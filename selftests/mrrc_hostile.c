@@ -211,8 +211,8 @@ static int hq_post_rx(struct hq *q, unsigned int i)
 	return ibv_post_recv(q->id->qp, &wr, &bad) ? -EIO : 0;
 }
 
-/* PD, CQ, memory and an RC QP on @id, all receive buffers posted. */
-static int hq_setup(struct hq *q, struct rdma_cm_id *id)
+/* PD, CQ, memory and an RC QP on @id, @nrx receive buffers posted. */
+static int hq_setup(struct hq *q, struct rdma_cm_id *id, unsigned int nrx)
 {
 	struct ibv_qp_init_attr qa = {
 		.cap = {
@@ -241,7 +241,7 @@ static int hq_setup(struct hq *q, struct rdma_cm_id *id)
 	qa.recv_cq = q->cq;
 	if (rdma_create_qp(id, q->pd, &qa))
 		return HFAIL(q, "rdma_create_qp: %s", strerror(errno));
-	for (i = 0; i < W_RX_DEPTH; i++)
+	for (i = 0; i < nrx; i++)
 		if (hq_post_rx(q, i))
 			return HFAIL(q, "ibv_post_recv failed");
 	return 0;
@@ -286,12 +286,13 @@ static struct rdma_conn_param conn_param(struct wpdata *pd, uint8_t rnr)
 }
 
 /*
- * Take the next connection request on listener channel @ch, accept it;
- * @rnr is how often our sends retry when the module has no buffer (7:
- * for ever, as the module's own peers do).
+ * Take the next connection request on listener channel @ch, accept it
+ * with @nrx receive buffers posted (the private data says W_RX_DEPTH
+ * either way); @rnr is how often our sends retry when the module has no
+ * buffer (7: for ever, as the module's own peers do).
  */
-static int hq_accept(struct hq *q, struct rdma_event_channel *ch,
-		     uint8_t rnr)
+static int hq_accept_rx(struct hq *q, struct rdma_event_channel *ch,
+			uint8_t rnr, unsigned int nrx)
 {
 	struct rdma_conn_param p;
 	struct rdma_cm_id *id;
@@ -309,7 +310,7 @@ static int hq_accept(struct hq *q, struct rdma_event_channel *ch,
 		rdma_destroy_id(id);
 		return HFAIL(q, "the module's private data is not the wire's");
 	}
-	if (hq_setup(q, id))
+	if (hq_setup(q, id, nrx))
 		return -1;
 	p = conn_param(&pd, rnr);
 	if (rdma_accept(id, &p))
@@ -318,6 +319,12 @@ static int hq_accept(struct hq *q, struct rdma_event_channel *ch,
 	if (r != RDMA_CM_EVENT_ESTABLISHED)
 		return HFAIL(q, "not established (%d)", r);
 	return 0;
+}
+
+static int hq_accept(struct hq *q, struct rdma_event_channel *ch,
+		     uint8_t rnr)
+{
+	return hq_accept_rx(q, ch, rnr, W_RX_DEPTH);
 }
 
 /*
@@ -730,6 +737,28 @@ static int srv_credits(int ctl, struct rdma_event_channel *ch, char *why)
 }
 
 /*
+ * A peer that promises receive buffers and posts none: whatever the module
+ * sends that needs one waits in RNR retries for ever, and everything
+ * behind it on the queue pair too.  Reports where its memory is (CTL_OK
+ * a = address, b = rkey), then holds the connection until CTL_GO.
+ */
+static int srv_stall(int ctl, struct rdma_event_channel *ch, char *why)
+{
+	struct ctl c;
+	struct hq q;
+
+	if (hq_accept_rx(&q, ch, 7, 0) || ctl_recv(ctl, CTL_GO, &c)) {
+		snprintf(why, 96, "connection: %.80s", q.why);
+		hq_close(&q);
+		return -1;
+	}
+	ctl_send(ctl, CTL_OK, 0, (uintptr_t)q.b, q.mr->rkey, NULL);
+	ctl_recv(ctl, CTL_GO, &c);
+	hq_close(&q);
+	return 0;
+}
+
+/*
  * Connect to @sin with private data @pd of @pdlen bytes.  Addresses are
  * resolved on a channel of the connection's own; with @ch the id then
  * moves to @ch and the outcome is left to the caller, else it is awaited:
@@ -757,7 +786,7 @@ static int hq_connect(struct hq *q, struct rdma_event_channel *ch,
 	if (cm_next(q->ch, 10000, NULL, NULL, NULL) !=
 	    RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return -ENETUNREACH;
-	if (hq_setup(q, q->id))
+	if (hq_setup(q, q->id, W_RX_DEPTH))
 		return -ENOMEM;
 	if (ch && rdma_migrate_id(q->id, ch))
 		return -errno;
@@ -900,6 +929,8 @@ static void serve_one(int ctl, const char *name, uint16_t port)
 		r = srv_forged(ctl, ch, why);
 	else if (!strcmp(name, "credits"))
 		r = srv_credits(ctl, ch, why);
+	else if (!strcmp(name, "stall"))
+		r = srv_stall(ctl, ch, why);
 	else
 		r = srv_flood(ctl, why);
 	ctl_send(ctl, CTL_DONE, r ? -EIO : 0, 0, 0, r ? why : NULL);
@@ -931,7 +962,8 @@ static int serve(void)
 		if (s < 0)
 			return s == AGENT_QUIT ? failed : 1;
 		if (strcmp(m.text, "attacks") && strcmp(m.text, "forged") &&
-		    strcmp(m.text, "credits") && strcmp(m.text, "flood")) {
+		    strcmp(m.text, "credits") && strcmp(m.text, "flood") &&
+		    strcmp(m.text, "stall")) {
 			ctl_send(s, CTL_READY, -EINVAL, 0, 0, "no such scenario");
 			close(s);
 			continue;
@@ -1358,6 +1390,67 @@ TEST_F(hostile, credit_flood_waits_for_the_application)
 	EXPECT_EQ(LEN, c[0].byte_len);
 	EXPECT_EQ(0, check(v->buf + OFF, LEN, 13));
 	go_only(v, ATK_END);
+	VERDICT();
+}
+
+/*
+ * DESTROY with the whole send window stuck at the device (issue 12,
+ * finding 7).  The agent posts no receive buffer, so the module's
+ * WRITE_IMM waits in RNR retries for ever and the writes behind it with
+ * it: 1024 work requests fill the send window and 64 more wait in the
+ * backlog.  DESTROY drains the queue pair, which needs a slot of its own:
+ * every operation completes exactly once, flushed, and none after.
+ */
+#define STALL_N		(1024 + 64)
+TEST_F(hostile, destroy_with_a_stuck_send_queue)
+{
+	struct mrrc_conn_query q = { .size = sizeof(q) };
+	struct mrrc_wr *w = calloc(STALL_N, sizeof(*w));
+	uint8_t *seen = calloc(STALL_N, 1);
+	struct victim *v = &self->v;
+	unsigned int i, done = 0;
+	struct mrrc_cqe c;
+	struct ctl m;
+	int conn;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, seen);
+	START("stall");
+	conn = connect_agent(v);
+	ASSERT_LT(0, conn);
+	ASSERT_EQ(0, go(v, 1, 0, 0, &m)) TH_LOG("%s", v->why);
+	for (i = 0; i < STALL_N; i++) {
+		w[i] = wr(conn, i ? MRRC_OP_WRITE : MRRC_OP_WRITE_IMM,
+			  v->buf + OFF, LEN, i);
+		w[i].remote_addr = m.a;
+		w[i].rkey = m.b;
+	}
+	ASSERT_EQ(0, mrrc_post(v->fd, w, STALL_N, &done));
+	ASSERT_EQ(STALL_N, done);
+	usleep(300000);
+	ASSERT_EQ(0, mrrc_conn_query(v->fd, conn, &q));
+	EXPECT_EQ(MRRC_CONN_ESTABLISHED, q.state);
+	EXPECT_EQ(STALL_N, q.ops) TH_LOG("an operation completed past the stall");
+	ASSERT_EQ(0, mrrc_destroy(v->fd, conn));
+	for (i = 0; i < STALL_N; i++) {
+		ASSERT_EQ(0, reap_op(v->fd, &c))
+			TH_LOG("%u of %u operations completed", i, STALL_N);
+		ASSERT_GT(STALL_N, c.wr_id);
+		EXPECT_EQ(0, seen[c.wr_id]++)
+			TH_LOG("operation %llu completed twice",
+			       (unsigned long long)c.wr_id);
+		EXPECT_EQ(-ECONNRESET, c.status)
+			TH_LOG("operation %llu", (unsigned long long)c.wr_id);
+	}
+	/* Events of the destroyed connection may follow; nothing else. */
+	for (i = 0; i < 16 && mrrc_wait(v->fd, 300) == 1; i++)
+		if (mrrc_poll_cq(v->fd, &c, 1) == 1)
+			ASSERT_EQ(MRRC_OP_EVENT, c.opcode)
+				TH_LOG("operation %llu completed after the flush",
+				       (unsigned long long)c.wr_id);
+	go_only(v, ATK_END);
+	free(w);
+	free(seen);
 	VERDICT();
 }
 

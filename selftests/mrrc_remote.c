@@ -452,6 +452,11 @@ static void serve_one(int ctl, const struct scenario *sc, unsigned int nconn,
 		r = FAIL(&s, "accept: %s", strerror(-r));
 	else
 		r = sc->serve(&s);
+	/* In the log too: the test half may not live to read the verdict. */
+	if (r) {
+		printf("# %s: server half failed: %s\n", sc->name, s.why);
+		fflush(stdout);
+	}
 	ctl_send(ctl, CTL_DONE, r ? -EIO : 0, 0, 0, r ? s.why : NULL);
 	close(s.fd);
 	_exit(r ? 1 : 0);

@@ -8,12 +8,19 @@
 # seen not to answer new RDMA CM requests (see Documentation/testing.rst).
 # shellcheck shell=sh
 
+# rxe's counters of retries, NAKs and timeouts, non-zero ones only, for the
+# log: a transport error in a run (IB_WC_RETRY_EXC_ERR) is read from them.
+RXE_COUNTERS="for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+	v=\$(cat \$f 2>/dev/null) && [ \"\$v\" != 0 ] && echo \"rxe0 \${f##*/} \$v\"; done"
+
 PAIR_CMD_A="build/selftests/mrrc_hostile serve; st=\$?;
-	build/selftests/mrrc_remote serve || st=1; rmmod mrrc || st=1; exit \$st"
+	build/selftests/mrrc_remote serve || st=1; $RXE_COUNTERS;
+	rmmod mrrc || st=1; exit \$st"
 
 # pair_cmd_b OUT
 pair_cmd_b() {
 	echo "build/selftests/mrrc_hostile > $1/hostile.tap 2>&1; st=\$?;
 	build/selftests/mrrc_remote > $1/remote.tap 2>&1 || st=1;
-	cat $1/hostile.tap $1/remote.tap; rmmod mrrc || st=1; exit \$st"
+	cat $1/hostile.tap $1/remote.tap; $RXE_COUNTERS;
+	rmmod mrrc || st=1; exit \$st"
 }
