@@ -79,6 +79,30 @@ static const struct mrrc_registrar *mrrc_registrar_for(u32 mode)
 
 /* ---- region lifetime ----------------------------------------------------- */
 
+/*
+ * Whether @range may change which page backs an address of a region.
+ * A protection change (mprotect(), NUMA-balancing hints, userfaultfd and
+ * PAGEMAP_SCAN write-protection, fork write-protecting the parent,
+ * writeback cleaning a shared page, soft-dirty tracking) only changes
+ * what the CPU may do with the page it maps: the region holds that page
+ * pinned, and pinned pages are neither migrated nor merged by KSM, while
+ * fork copies a pinned anonymous page for the child instead of sharing
+ * it.  Everything else (munmap, mremap, zapping, copy-on-write,
+ * migration, exclusive device access, the address space going away) may
+ * put another page there.
+ */
+static bool mrrc_range_moves_pages(const struct mmu_notifier_range *range)
+{
+	switch (range->event) {
+	case MMU_NOTIFY_PROTECTION_VMA:
+	case MMU_NOTIFY_PROTECTION_PAGE:
+	case MMU_NOTIFY_SOFT_DIRTY:
+		return false;
+	default:
+		return true;
+	}
+}
+
 static bool mrrc_region_invalidate(struct mmu_interval_notifier *mni,
 				   const struct mmu_notifier_range *range,
 				   unsigned long cur_seq)
@@ -88,6 +112,11 @@ static bool mrrc_region_invalidate(struct mmu_interval_notifier *mni,
 	bool queue = false;
 
 	spin_lock(&c->inval_lock);
+	if (!mrrc_range_moves_pages(range)) {
+		c->kept++;
+		spin_unlock(&c->inval_lock);
+		return true;
+	}
 	mmu_interval_set_seq(mni, cur_seq);
 	if (!r->invalid) {
 		r->invalid = true;
@@ -1280,6 +1309,9 @@ static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *s
 	st->qp_resets = fs.qp_resets;
 	st->fast_fallbacks = fs.fallbacks;
 	st->reg_timeouts = fs.timeouts;
+	spin_lock(&c->inval_lock);
+	st->notifier_kept = c->kept;
+	spin_unlock(&c->inval_lock);
 }
 
 void mrrc_cache_get_stats(struct mrrc_cache *c, struct mrrc_cache_stats *st)

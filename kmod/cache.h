@@ -221,6 +221,7 @@ struct mrrc_cache_config_k {
  * @sort_len: entries @sort_buf has room for
  * @key_seq: keys handed out by the model registrar
  * @dying: set by destroy: the reaper must not run any more
+ * @kept: notifier events that moved no page (c->inval_lock)
  * @node: entry on the module's list of caches, for global statistics
  * @pid: thread group of the creator, for debugfs
  * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS
@@ -245,6 +246,7 @@ struct mrrc_cache {
 	size_t sort_len;
 	u32 key_seq;
 	bool dying;
+	u64 kept;
 	struct list_head node;
 	pid_t pid;
 	struct mrrc_cache_stats st;

@@ -2,8 +2,9 @@
 /*
  * The registration cache: every lookup case, capacity and in-use
  * invariants, the MRE and LRU policies (with a hand-computed MRE example),
- * batching, and on real memory: pinning, invalidation on munmap, mremap,
- * MADV_DONTNEED and fork, RLIMIT_MEMLOCK, process death, concurrency.
+ * batching, and on real memory: pinning, invalidation on munmap, mremap
+ * and MADV_DONTNEED but not on fork or mprotect, RLIMIT_MEMLOCK, process
+ * death, concurrency.
  *
  * Cache logic is tested with the model registrar (MRRC_MODE_MODEL): the
  * same cache code, no memory touched, so addresses are arbitrary.
@@ -1020,7 +1021,11 @@ TEST_F(real, madv_dontneed_invalidates)
 	ASSERT_EQ(1, stats(self->fd).invalidations);
 }
 
-TEST_F(real, fork_invalidates)
+/*
+ * fork() and mprotect() change what the CPU may do with a page, not which
+ * page it is: the region stays, pinned, and the next request is a hit.
+ */
+TEST_F(real, fork_keeps_the_region)
 {
 	int st;
 	pid_t pid;
@@ -1029,11 +1034,47 @@ TEST_F(real, fork_invalidates)
 			  MRRC_REG_RELEASE).ret);
 	pid = fork();
 	ASSERT_LE(0, pid);
-	if (!pid)
+	if (!pid) {
+		memset(self->buf, 7, self->len);
 		_exit(0);
+	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, wait_regions(self->fd, 0));
-	ASSERT_EQ(self->pin0, vm_pin_kb());
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+		       MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(0, stats(self->fd).invalidations);
+	ASSERT_LE(1, stats(self->fd).notifier_kept);
+	ASSERT_EQ(self->pin0 + (long)(self->len / 1024), vm_pin_kb());
+}
+
+TEST_F(real, mprotect_round_trip_keeps_the_region)
+{
+	ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+			  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, mprotect(self->buf, self->len, PROT_READ));
+	ASSERT_EQ(0, mprotect(self->buf, self->len, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
+		       MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(0, stats(self->fd).invalidations);
+	ASSERT_EQ(2, stats(self->fd).notifier_kept);
+	ASSERT_EQ(1, stats(self->fd).registrations);
+}
+
+/* A thousand mprotect() round trips: not one registration more. */
+TEST_F(real, mprotect_churn_registers_nothing)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		ASSERT_EQ(0, mprotect(self->buf, self->len,
+				      i & 1 ? PROT_READ | PROT_WRITE :
+					      PROT_READ));
+		ASSERT_EQ(0, reg1(self->fd, (uintptr_t)self->buf, P, 0,
+				  MRRC_REG_RELEASE).ret);
+	}
+	ASSERT_EQ(1, stats(self->fd).registrations);
+	ASSERT_EQ(0, stats(self->fd).invalidations);
 }
 
 /* An invalidated region in use stays pinned until its handle goes. */

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "mrrc_test.h"
@@ -1017,6 +1018,102 @@ TEST_F(data, stale_registration_safety_end_to_end)
 				  -1, 0));
 	}
 	munmap(a, len);
+}
+
+/* WRITE @len bytes of @src to @seg and wait: the completion's status. */
+static int write_wait(struct pair *p, void *src, size_t len,
+		      const struct mrrc_seg *seg)
+{
+	struct mrrc_wr w = wr(p->cconn, MRRC_OP_WRITE, src, len, 3);
+	struct mrrc_cqe c;
+	int r;
+
+	w.remote_addr = seg->addr;
+	w.rkey = seg->rkey;
+	r = post1(p->cfd, w);
+	if (!r)
+		r = reap_op(p->cfd, &c);
+	return r ? r : c.status;
+}
+
+/*
+ * The cache keeps a region across changes that leave every page in
+ * place, mprotect() and fork(), and drops it when a page is replaced, as
+ * copy-on-write does (issue 13, item 6).  Checked by data: the peer
+ * always gets what this process last wrote, never the child's copy.
+ */
+TEST_F(data, cached_source_follows_protection_fork_and_cow)
+{
+	const size_t len = 64 << 10;
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_seg seg;
+	char path[] = "/tmp/mrrc-cow-XXXXXX";
+	uint8_t *f;
+	int fd, wst;
+	uint32_t h;
+	pid_t pid;
+
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, len,
+			     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
+	fill(self->cbuf, len, 1);
+	ASSERT_EQ(0, write_wait(&self->p, self->cbuf, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 1));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+
+	/* An mprotect() round trip keeps the region and its pages. */
+	ASSERT_EQ(0, mprotect(self->cbuf, len, PROT_READ));
+	ASSERT_EQ(0, mprotect(self->cbuf, len, PROT_READ | PROT_WRITE));
+	fill(self->cbuf, len, 2);
+	ASSERT_EQ(0, write_wait(&self->p, self->cbuf, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 2));
+
+	/* fork() too; the child's writes go to its own copy. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		fill(self->cbuf, len, 9);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	ASSERT_EQ(0, write_wait(&self->p, self->cbuf, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 2)) TH_LOG("the child's data");
+	fill(self->cbuf, len, 3);
+	ASSERT_EQ(0, write_wait(&self->p, self->cbuf, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 3));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+	EXPECT_EQ(st0.registrations, st1.registrations);
+	EXPECT_EQ(st0.invalidations, st1.invalidations);
+	EXPECT_LE(st0.notifier_kept + 3, st1.notifier_kept)
+		TH_LOG("two mprotect() calls and a fork()");
+
+	/*
+	 * Copy-on-write: a private mapping of a file, read-pinned as the
+	 * source of a WRITE, then written.  Either the pin took a private
+	 * copy at once (newer kernels) or the write replaces the page and
+	 * the region goes; the peer sees the new bytes both ways.
+	 */
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	unlink(path);
+	fill(self->sbuf, len, 4);	/* any content for the file */
+	ASSERT_EQ((ssize_t)len, write(fd, self->sbuf, len));
+	f = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, f);
+	memset(self->sbuf, 0, len);
+	ASSERT_EQ(0, write_wait(&self->p, f, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 4));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+	fill(f, len, 5);
+	ASSERT_EQ(0, write_wait(&self->p, f, len, &seg));
+	ASSERT_EQ(0, check(self->sbuf, len, 5)) TH_LOG("a stale page after COW");
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+	ksft_print_msg("copy-on-write: %llu region(s) invalidated\n",
+		       (unsigned long long)(st1.invalidations -
+					    st0.invalidations));
+	fflush(stdout);
+	munmap(f, len);
+	close(fd);
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 }
 
 TEST_F(data, close_with_operations_held)

@@ -508,6 +508,8 @@ struct mrrc_cache_stats {
 	__aligned_u64 exports;		/* exports made */
 	__aligned_u64 exported;		/* now: exports not yet revoked */
 	__aligned_u64 export_bytes;	/* now: bytes they expose */
+	/* mm notifier events that moved no page (mprotect, fork, ...) */
+	__aligned_u64 notifier_kept;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

@@ -45,7 +45,8 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		" ordinary), %" PRIu64 " live\n"
 		"lost registration WRs   %" PRIu64 "\n"
 		"exports                 %" PRIu64 " made, %" PRIu64
-		" live (%" PRIu64 " bytes)\n",
+		" live (%" PRIu64 " bytes)\n"
+		"notifier events kept    %" PRIu64 "\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
@@ -67,7 +68,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->exposures, (uint64_t)s->expo_ordinary,
 		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts,
 		(uint64_t)s->exports, (uint64_t)s->exported,
-		(uint64_t)s->export_bytes);
+		(uint64_t)s->export_bytes, (uint64_t)s->notifier_kept);
 }
 
 /* One line of "mrrc stat -i": rates over @secs and the gauges now. */
