@@ -34,7 +34,6 @@
 #define CREATE_TRACE_POINTS
 #include "mrrc_trace.h"
 
-#define MRRC_FACTOR_ONE		BIT_ULL(32)
 #define MRRC_REG_RETRIES	3
 
 /*
@@ -133,62 +132,11 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
 	.invalidate = mrrc_region_invalidate,
 };
 
-/* ---- GreedyDual-Size-Frequency bookkeeping ------------------------------ */
-
-/*
- * H = L + freq * cost / size, with cost the configured registration cost
- * of the region (a * pages + b) and size its pages.  Scaled by 1024.
- */
-static u64 mrrc_gdsf_h(struct mrrc_cache *c, struct mrrc_region *r)
-{
-	u64 p = mrrc_region_pages(r);
-	u64 cost = (u64)c->cfg.reg_ns_per_page * p + c->cfg.reg_ns_per_op;
-
-	return c->gd_l + div64_u64((u64)max(r->gd_freq, 1U) * (cost << 10), p);
-}
-
-static void mrrc_gdsf_insert(struct mrrc_cache *c, struct mrrc_region *r)
-{
-	struct rb_node **link = &c->gd_tree.rb_node, *parent = NULL;
-
-	r->gd_h = mrrc_gdsf_h(c, r);
-	while (*link) {
-		struct mrrc_region *e = rb_entry(*link, struct mrrc_region,
-						 gd_node);
-
-		parent = *link;
-		/* Equal priorities: the newer one goes right (evicted later). */
-		link = r->gd_h < e->gd_h ? &parent->rb_left : &parent->rb_right;
-	}
-	rb_link_node(&r->gd_node, parent, link);
-	rb_insert_color(&r->gd_node, &c->gd_tree);
-}
-
-static void mrrc_gdsf_erase(struct mrrc_cache *c, struct mrrc_region *r)
-{
-	if (RB_EMPTY_NODE(&r->gd_node))
-		return;
-	rb_erase(&r->gd_node, &c->gd_tree);
-	RB_CLEAR_NODE(&r->gd_node);
-}
-
-/* Build or drop the priority tree when the policy changes. */
-static void mrrc_gdsf_switch(struct mrrc_cache *c, bool on)
-{
-	struct mrrc_region *r;
-
-	list_for_each_entry(r, &c->stack, node) {
-		mrrc_gdsf_erase(c, r);
-		if (on)
-			mrrc_gdsf_insert(c, r);
-	}
-}
-
-static void mrrc_region_remove_cached(struct mrrc_cache *c,
-				      struct mrrc_region *r)
+void mrrc_region_remove_cached(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	lockdep_assert_held(&c->mutex);
-	mrrc_gdsf_erase(c, r);
+	if (c->policy->erase)
+		c->policy->erase(c, r);
 	interval_tree_remove(&r->it, &c->tree[r->access]);
 	list_del_init(&r->node);
 	r->cached = false;
@@ -200,7 +148,7 @@ static void mrrc_region_remove_cached(struct mrrc_cache *c,
  * Deregister every region on @list (all unreferenced, none cached) as one
  * batch and free them.
  */
-static void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
+void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 {
 	struct mrrc_region *r, *tmp;
 	unsigned int n = 0;
@@ -235,7 +183,7 @@ static void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 	}
 }
 
-static void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r)
+void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	LIST_HEAD(one);
 
@@ -314,14 +262,14 @@ static bool mrrc_cache_has_invalid(struct mrrc_cache *c)
 
 /* ---- replacement policies ----------------------------------------------- */
 
-static bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
+bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
 {
 	return c->st.cached_pages + pages <= c->cfg.max_pages &&
 	       c->st.cached_regions + regions <= c->cfg.max_regions;
 }
 
-/* Bottom-most unreferenced region, or NULL. */
-static struct mrrc_region *mrrc_lru_victim(struct mrrc_cache *c)
+/* The bottom-most unreferenced region of the stack, or NULL. */
+struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c)
 {
 	struct mrrc_region *r;
 
@@ -331,153 +279,12 @@ static struct mrrc_region *mrrc_lru_victim(struct mrrc_cache *c)
 	return NULL;
 }
 
-/* Classic pin-down cache: evict the LRU region, one at a time. */
-static void mrrc_lru_evict(struct mrrc_cache *c, u64 pages, u32 regions)
-{
-	struct mrrc_region *r;
-
-	while (!mrrc_cache_fits(c, pages, regions)) {
-		r = mrrc_lru_victim(c);
-		if (!r)
-			return;
-		mrrc_region_remove_cached(c, r);
-		c->st.evictions++;
-		c->st.eviction_rounds++;
-		trace_mrrc_evict(c->pid, MRRC_POLICY_LRU, 1,
-				 mrrc_region_pages(r), 0);
-		mrrc_region_destroy(c, r);
-	}
-}
-
-/* GDSF: evict the unreferenced region of least H, one at a time; L = H. */
-static void mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
-{
-	struct mrrc_region *r;
-	struct rb_node *n;
-
-	while (!mrrc_cache_fits(c, pages, regions)) {
-		for (n = rb_first(&c->gd_tree); n; n = rb_next(n)) {
-			r = rb_entry(n, struct mrrc_region, gd_node);
-			if (!r->users)
-				break;
-		}
-		if (!n)
-			return;
-		c->gd_l = r->gd_h;
-		mrrc_region_remove_cached(c, r);
-		c->st.evictions++;
-		c->st.eviction_rounds++;
-		trace_mrrc_evict(c->pid, MRRC_POLICY_GDSF, 1,
-				 mrrc_region_pages(r), c->gd_l);
-		mrrc_region_destroy(c, r);
-	}
-}
-
-static int mrrc_cmp_factor(const void *a, const void *b)
-{
-	const struct mrrc_region *x = *(struct mrrc_region * const *)a;
-	const struct mrrc_region *y = *(struct mrrc_region * const *)b;
-
-	if (x->evictfact != y->evictfact)
-		return x->evictfact < y->evictfact ? -1 : 1;
-	/* Equal factors keep stack order: lower (older) first. */
-	return x->sort_pos < y->sort_pos ? -1 : 1;
-}
-
-static int mrrc_sort_buf_reserve(struct mrrc_cache *c, size_t n)
-{
-	struct mrrc_region **buf;
-
-	if (n <= c->sort_len)
-		return 0;
-	n = roundup_pow_of_two(n);
-	buf = kvmalloc_array(n, sizeof(*buf), GFP_KERNEL_ACCOUNT);
-	if (!buf)
-		return -ENOMEM;
-	kvfree(c->sort_buf);
-	c->sort_buf = buf;
-	c->sort_len = n;
-	return 0;
-}
-
-/*
- * One MRE round.  The resorting section is the bottom of the stack holding
- * resort_pct of the cached pages.  r becomes the factor of the bottom
- * region; every region of the section whose factor is still zero gets
- * r + 1/size; the section is resorted, smallest factor at the bottom; then
- * the eviction segment, the bottom unreferenced regions holding evict_pct
- * of the capacity (and at least what the request needs), is deregistered
- * in one batch.
- */
-static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
-{
-	u64 resort_target, evict_target, freed = 0, sect_pages = 0;
-	u64 need_pages = 0, need_regions = 0, evicted = 0;
-	struct mrrc_region *r, *tmp;
-	LIST_HEAD(victims);
-	size_t n = 0, i;
-	int ret;
-
-	if (c->st.cached_pages + pages > c->cfg.max_pages)
-		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
-	if (c->st.cached_regions + regions > c->cfg.max_regions)
-		need_regions = c->st.cached_regions + regions -
-			       c->cfg.max_regions;
-
-	ret = mrrc_sort_buf_reserve(c, c->st.cached_regions);
-	if (ret)
-		return ret;
-
-	/* The resorting section, bottom first. */
-	resort_target = max_t(u64, div_u64(c->st.cached_pages *
-					   c->cfg.resort_pct, 100), 1);
-	list_for_each_entry_reverse(r, &c->stack, node) {
-		if (sect_pages >= resort_target)
-			break;
-		r->sort_pos = n;
-		c->sort_buf[n++] = r;
-		sect_pages += mrrc_region_pages(r);
-	}
-	if (!n)
-		return 0;
-
-	c->recency = c->sort_buf[0]->evictfact;
-	for (i = 0; i < n; i++) {
-		r = c->sort_buf[i];
-		if (!r->evictfact)
-			r->evictfact = c->recency +
-				div64_u64(MRRC_FACTOR_ONE, mrrc_region_pages(r));
-	}
-
-	/* Smallest factor first; ties broken by position (sort_pos). */
-	sort(c->sort_buf, n, sizeof(*c->sort_buf), mrrc_cmp_factor, NULL);
-
-	/* Relink: the section goes back to the bottom in sorted order. */
-	for (i = 0; i < n; i++)
-		list_del(&c->sort_buf[i]->node);
-	for (i = n; i-- > 0;)
-		list_add_tail(&c->sort_buf[i]->node, &c->stack);
-
-	/* The eviction segment. */
-	evict_target = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct,
-					  100), need_pages);
-	list_for_each_entry_safe_reverse(r, tmp, &c->stack, node) {
-		if (freed >= evict_target && evicted >= need_regions)
-			break;
-		if (r->users)
-			continue;
-		freed += mrrc_region_pages(r);
-		evicted++;
-		mrrc_region_remove_cached(c, r);
-		list_add_tail(&r->node, &victims);
-	}
-	c->st.evictions += evicted;
-	c->st.eviction_rounds++;
-	c->st.mre_recency = c->recency;
-	trace_mrrc_evict(c->pid, MRRC_POLICY_MRE, evicted, freed, c->recency);
-	mrrc_regions_destroy(c, &victims);
-	return 0;
-}
+static const struct mrrc_policy_ops *const mrrc_policies[] = {
+	[MRRC_POLICY_MRE] = &mrrc_policy_mre,
+	[MRRC_POLICY_LRU] = &mrrc_policy_lru,
+	[MRRC_POLICY_NONE] = &mrrc_policy_none,
+	[MRRC_POLICY_GDSF] = &mrrc_policy_gdsf,
+};
 
 /* Make room for @pages in @regions new regions, or fail with -ENOSPC. */
 static int mrrc_cache_make_room(struct mrrc_cache *c, u64 pages, u32 regions)
@@ -486,27 +293,30 @@ static int mrrc_cache_make_room(struct mrrc_cache *c, u64 pages, u32 regions)
 
 	if (mrrc_cache_fits(c, pages, regions))
 		return 0;
-	if (c->cfg.policy == MRRC_POLICY_MRE) {
-		ret = mrrc_mre_evict(c, pages, regions);
-		if (ret)
-			return ret;
-	} else if (c->cfg.policy == MRRC_POLICY_GDSF) {
-		mrrc_gdsf_evict(c, pages, regions);
-	} else {
-		mrrc_lru_evict(c, pages, regions);
-	}
+	ret = c->policy->evict(c, pages, regions);
+	if (ret)
+		return ret;
 	return mrrc_cache_fits(c, pages, regions) ? 0 : -ENOSPC;
 }
 
 static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	list_move(&r->node, &c->stack);
-	r->evictfact = 0;
-	r->gd_freq++;
-	if (c->cfg.policy == MRRC_POLICY_GDSF) {
-		mrrc_gdsf_erase(c, r);
-		mrrc_gdsf_insert(c, r);
-	}
+	if (c->policy->touch)
+		c->policy->touch(c, r);
+}
+
+/* Hand the cached regions from the current policy to @to. */
+static void mrrc_policy_switch(struct mrrc_cache *c,
+			       const struct mrrc_policy_ops *to)
+{
+	if (to == c->policy)
+		return;
+	if (c->policy->stop)
+		c->policy->stop(c);
+	c->policy = to;
+	if (to->start)
+		to->start(c);
 }
 
 /* ---- registration -------------------------------------------------------- */
@@ -787,7 +597,7 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		mrrc_cache_reap(c);
 	c->st.requests++;
 
-	if (c->cfg.policy == MRRC_POLICY_NONE) {
+	if (!c->policy->caches) {
 		ret = room ? mrrc_reg_uncached(c, s, l, addr, len, access,
 					       flags, segs, out) : -EOVERFLOW;
 		goto out_unlock;
@@ -1367,13 +1177,6 @@ void mrrc_cache_global_stats(struct mrrc_cache_stats *st)
 	st->flags = flags;
 }
 
-static const char *const mrrc_policy_name[] = {
-	[MRRC_POLICY_MRE] = "mre",
-	[MRRC_POLICY_LRU] = "lru",
-	[MRRC_POLICY_NONE] = "none",
-	[MRRC_POLICY_GDSF] = "gdsf",
-};
-
 /* debugfs "caches": one line per cache. */
 void mrrc_cache_debugfs_show(struct seq_file *s)
 {
@@ -1387,7 +1190,7 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 		mrrc_cache_snapshot(c, &st);
 		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
 			   c->pid, c->reg->name,
-			   mrrc_policy_name[c->cfg.policy],
+			   c->policy->name,
 			   st.cached_regions, st.cached_pages, st.pinned_pages,
 			   st.handles, st.requests,
 			   st.hit_exact + st.hit_subset + st.hit_span,
@@ -1414,7 +1217,6 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 {
 	struct mrrc_cache_config_k k;
-	bool gdsf_now, gdsf_next;
 	int ret = 0;
 
 	if (!c->mm && cfg->mode == MRRC_MODE_ORDINARY)
@@ -1460,7 +1262,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		c->cfg = k;
 		while (c->st.cached_pages > k.max_pages ||
 		       c->st.cached_regions > k.max_regions) {
-			struct mrrc_region *r = mrrc_lru_victim(c);
+			struct mrrc_region *r = mrrc_stack_victim(c);
 
 			if (!r) {
 				c->cfg = old;
@@ -1472,11 +1274,8 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 			mrrc_region_destroy(c, r);
 		}
 	}
-	gdsf_now = c->cfg.policy == MRRC_POLICY_GDSF;
-	gdsf_next = k.policy == MRRC_POLICY_GDSF;
-	if (gdsf_now != gdsf_next)
-		mrrc_gdsf_switch(c, gdsf_next);
 	c->cfg = k;
+	mrrc_policy_switch(c, mrrc_policies[k.policy]);
 	c->reg = mrrc_registrar_for(k.mode);
 out:
 	cfg->policy = c->cfg.policy;
@@ -1525,6 +1324,7 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 		mmgrab(mm);
 
 	c->gd_tree = RB_ROOT;
+	c->policy = mrrc_policies[MRRC_POLICY_MRE];
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;
 	c->cfg.max_pages = min_t(u64, mrrc_default_max_pages,

@@ -131,6 +131,45 @@ struct mrrc_registrar {
 		      unsigned int n, u64 pages);
 };
 
+/**
+ * struct mrrc_policy_ops - a replacement policy (kmod/policy_*.c)
+ * @name: as shown in debugfs
+ * @caches: false for a policy that registers and deregisters every request
+ * @start: it becomes the cache's policy, with regions cached: set up its
+ *	state for them (optional)
+ * @stop: it stops being the policy: drop that state (optional)
+ * @touch: @r was just referenced and is at the top of c->stack now
+ *	(optional)
+ * @erase: @r leaves the cache (optional)
+ * @evict: select victims and deregister them until @pages more pages in
+ *	@regions more regions fit, or no unreferenced region is left; an
+ *	errno only when the policy itself fails (the caller returns -ENOSPC
+ *	if the room is still not there)
+ *
+ * Every operation runs with c->mutex held.
+ */
+struct mrrc_policy_ops {
+	const char *name;
+	bool caches;
+	void (*start)(struct mrrc_cache *c);
+	void (*stop)(struct mrrc_cache *c);
+	void (*touch)(struct mrrc_cache *c, struct mrrc_region *r);
+	void (*erase)(struct mrrc_cache *c, struct mrrc_region *r);
+	int (*evict)(struct mrrc_cache *c, u64 pages, u32 regions);
+};
+
+extern const struct mrrc_policy_ops mrrc_policy_mre;
+extern const struct mrrc_policy_ops mrrc_policy_lru;
+extern const struct mrrc_policy_ops mrrc_policy_none;
+extern const struct mrrc_policy_ops mrrc_policy_gdsf;
+
+/* For the policies: the cache's side of an eviction (c->mutex held). */
+bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions);
+struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c);
+void mrrc_region_remove_cached(struct mrrc_cache *c, struct mrrc_region *r);
+void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r);
+void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list);
+
 extern const struct mrrc_registrar mrrc_registrar_ordinary;
 extern const struct mrrc_registrar mrrc_registrar_model;
 extern const struct mrrc_registrar mrrc_registrar_fast;
@@ -213,6 +252,7 @@ struct mrrc_cache_config_k {
  * @mm: address space the registrations belong to (mmgrab'ed), NULL for a
  *	cache of kernel memory
  * @reg: the registrar for @cfg.mode
+ * @policy: the replacement policy for @cfg.policy
  * @cfg: configuration
  * @recency: MRE's global recency value r, 32.32 fixed point
  * @gd_tree: cached regions by GDSF priority, while the policy is gdsf
@@ -238,6 +278,7 @@ struct mrrc_cache {
 	struct mrrc_frwr *frwr;
 	struct mm_struct *mm;
 	const struct mrrc_registrar *reg;
+	const struct mrrc_policy_ops *policy;
 	struct mrrc_cache_config_k cfg;
 	u64 recency;
 	struct rb_root gd_tree;
