@@ -1248,6 +1248,8 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		k.dereg_ns_per_page = cfg->dereg_ns_per_page;
 	if (cfg->dereg_ns_per_op)
 		k.dereg_ns_per_op = cfg->dereg_ns_per_op;
+	if (cfg->dereg_ns_per_region)
+		k.dereg_ns_per_region = cfg->dereg_ns_per_region;
 
 	if (k.mode != c->cfg.mode &&
 	    (c->st.cached_regions || c->st.inuse_regions)) {
@@ -1288,6 +1290,7 @@ out:
 	cfg->reg_ns_per_op = c->cfg.reg_ns_per_op;
 	cfg->dereg_ns_per_page = c->cfg.dereg_ns_per_page;
 	cfg->dereg_ns_per_op = c->cfg.dereg_ns_per_op;
+	cfg->dereg_ns_per_region = c->cfg.dereg_ns_per_region;
 	mutex_unlock(&c->mutex);
 	return ret;
 }

@@ -236,6 +236,7 @@ struct mrrc_cache_config_k {
 	u32 reg_ns_per_op;
 	u32 dereg_ns_per_page;
 	u32 dereg_ns_per_op;
+	u32 dereg_ns_per_region;
 };
 
 /**

@@ -203,8 +203,6 @@ static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
 
 	if (cfg->flags)
 		return -EOPNOTSUPP;
-	if (cfg->__reserved)
-		return -EINVAL;
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))
 		return PTR_ERR(c);
@@ -560,7 +558,7 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 	MRRC_IOCTL_OP(MRRC_CMD_CTX_QUERY, mrrc_cmd_ctx_query,
 		      struct mrrc_ctx_query, dev_name),
 	MRRC_IOCTL_OP(MRRC_CMD_CACHE_CONFIG, mrrc_cmd_cache_config,
-		      struct mrrc_cache_config, __reserved),
+		      struct mrrc_cache_config, dereg_ns_per_region),
 	MRRC_IOCTL_OP_BATCH(MRRC_CMD_REG, mrrc_cmd_reg, struct mrrc_reg,
 			    __reserved),
 	MRRC_IOCTL_OP_BATCH(MRRC_CMD_RELEASE, mrrc_cmd_release,

@@ -83,6 +83,7 @@ static void mrrc_model_dereg(struct mrrc_cache *c, struct list_head *list,
 			     unsigned int n, u64 pages)
 {
 	c->st.model_cost_ns += (u64)c->cfg.dereg_ns_per_page * pages +
+			       (u64)c->cfg.dereg_ns_per_region * n +
 			       c->cfg.dereg_ns_per_op;
 }
 

@@ -130,7 +130,6 @@ MRRC_EXPORT int mrrc_cache_config(int fd, struct mrrc_cache_config *cfg)
 		return -EINVAL;
 	cfg->size = sizeof(*cfg);
 	cfg->flags = 0;
-	cfg->__reserved = 0;
 	return mrrc_ioctl(fd, MRRC_IOC_CACHE_CONFIG, cfg);
 }
 

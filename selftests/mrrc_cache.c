@@ -542,6 +542,19 @@ TEST_F(model, cost_model)
 	ASSERT_EQ(1040 + 1020, stats(self->fd).model_cost_ns);
 	ASSERT_EQ(2, mrrc_flush(self->fd));
 	ASSERT_EQ(1040 + 1020 + 6 + 100, stats(self->fd).model_cost_ns);
+	EXPECT_EQ(0, cfg.dereg_ns_per_region);
+
+	/* With c', a batch of two regions costs it twice. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dereg_ns_per_region = 30;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(30, cfg.dereg_ns_per_region);
+	EXPECT_EQ(100, cfg.dereg_ns_per_op);
+	ASSERT_EQ(0, reg1(self->fd, BASE, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(self->fd, BASE + 8 * P, 2 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(2, mrrc_flush(self->fd));
+	ASSERT_EQ(2 * (1040 + 1020 + 6 + 100) + 2 * 30,
+		  stats(self->fd).model_cost_ns);
 }
 
 /* Regions a handle references are never evicted. */

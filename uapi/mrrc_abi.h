@@ -295,6 +295,9 @@ enum mrrc_reg_mode {
  * @reg_ns_per_op: model b, ns (0: unchanged); out, current
  * @dereg_ns_per_page: model a', ns (0: unchanged); out, current
  * @dereg_ns_per_op: model b', ns per batch (0: unchanged); out, current
+ * @dereg_ns_per_region: model c', ns per region of a batch (0: unchanged;
+ *	the default is 0, the papers' model, where a batch costs b' however
+ *	many regions it holds); out, current.  Was __reserved (must be 0)
  */
 struct mrrc_cache_config {
 	__u32 size;
@@ -309,7 +312,7 @@ struct mrrc_cache_config {
 	__u32 reg_ns_per_op;
 	__u32 dereg_ns_per_page;
 	__u32 dereg_ns_per_op;
-	__u32 __reserved;
+	__u32 dereg_ns_per_region;
 };
 
 /*

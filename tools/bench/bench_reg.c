@@ -19,7 +19,9 @@
  * Each measurement is one JSON object per line: median and mean in ns, and
  * ratios against ordinary measured in the same run.  First, the cost
  * model a*p + b (register) and a'*p + b' (deregister) fitted to this
- * device for ordinary and fast registration, for the trace replay.
+ * device for ordinary and fast registration, for the trace replay; then
+ * deregistration batches of 1 to 256 regions against as many single
+ * deregistrations, and the batch model b + N * c fitted to them.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -315,6 +317,22 @@ static struct result hit_latency(unsigned long nreg)
  * region of p pages (a miss) and to deregister it (a flush of one region),
  * for p = 1 .. 256, fitted by least squares to a*p + b and a'*p + b'.
  */
+/* Least squares: y = slope * x + intercept through @n points. */
+static void fit_line(const double *x, const double *y, unsigned int n,
+		     double *slope, double *intercept)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		sx += x[k];
+		sy += y[k];
+		sxx += x[k] * x[k];
+		sxy += x[k] * y[k];
+	}
+	*slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	*intercept = (sy - *slope * sx) / n;
+}
+
 static void fit_costs(uint32_t mode, const char *name)
 {
 	static const unsigned int pages[] = { 1, 4, 16, 64, 256 };
@@ -354,17 +372,9 @@ static void fit_costs(uint32_t mode, const char *name)
 	munmap(buf, 256 * 4096);
 
 	for (int which = 0; which < 2; which++) {
-		const double *y = which ? yd : yr;
-		double sx = 0, sy = 0, sxx = 0, sxy = 0, a, b;
+		double a, b;
 
-		for (unsigned int k = 0; k < N; k++) {
-			sx += x[k];
-			sy += y[k];
-			sxx += x[k] * x[k];
-			sxy += x[k] * y[k];
-		}
-		a = (N * sxy - sx * sy) / (N * sxx - sx * sx);
-		b = (sy - a * sx) / N;
+		fit_line(x, which ? yd : yr, N, &a, &b);
 		fit[2 * which] = a > 1 ? a : 1;
 		fit[2 * which + 1] = b > 1 ? b : 1;
 	}
@@ -372,6 +382,76 @@ static void fit_costs(uint32_t mode, const char *name)
 	emit("cost_model_b_ns", fit[1], "ns", name, 4096, 1, IT);
 	emit("cost_model_a2_ns", fit[2], "ns", name, 4096, 1, IT);
 	emit("cost_model_b2_ns", fit[3], "ns", name, 4096, 1, IT);
+}
+
+/*
+ * Deregistration in batches: N one-page regions (every other page, so that
+ * no two touch), registered and released,
+ * let go by one FLUSH (one batch: one LOCAL_INV chain in fast mode, N
+ * ib_dereg_mr() calls in ordinary mode), against the same N regions let
+ * go by one FLUSH each.  A straight line through the batch medians is the
+ * measured deregistration model: b (per batch) + N * c (per region).
+ */
+static void batched_dereg(uint32_t mode, const char *name)
+{
+	static const unsigned int ns[] = { 1, 4, 16, 64, 256 };
+	enum { K = sizeof(ns) / sizeof(ns[0]), IT = 40 };
+	static uint64_t tb[IT], tsingle[IT];
+	double x[K], y[K], c, b;
+	struct mrrc_cache_stats st = { .size = sizeof(st) };
+	struct result rb, rs;
+	char *buf;
+	int fd, ret;
+
+	buf = mmap(NULL, 512 * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	fd = open_ctx(mode, MRRC_POLICY_MRE, 65536, 1024);
+	for (unsigned int k = 0; k < K; k++) {
+		unsigned int n = ns[k];
+
+		for (unsigned int it = 0; it < IT; it++) {
+			uint64_t t0, sum = 0;
+
+			for (unsigned int i = 0; i < n; i++)
+				if ((ret = reg(fd, buf + 2 * i * 4096, 4096,
+					       MRRC_REG_RELEASE, NULL)))
+					die("batch reg", ret);
+			ret = mrrc_cache_stats(fd, &st);
+			if (ret || st.cached_regions != n)
+				die("batch: regions", ret ? ret : -EPROTO);
+			t0 = now_ns();
+			if ((ret = mrrc_flush(fd)) != (int)n)
+				die("batch flush", ret < 0 ? ret : -EPROTO);
+			tb[it] = now_ns() - t0;
+			for (unsigned int i = 0; i < n; i++) {
+				if ((ret = reg(fd, buf + 2 * i * 4096, 4096,
+					       MRRC_REG_RELEASE, NULL)))
+					die("single reg", ret);
+				t0 = now_ns();
+				if ((ret = mrrc_flush(fd)) != 1)
+					die("single flush",
+					    ret < 0 ? ret : -EPROTO);
+				sum += now_ns() - t0;
+			}
+			tsingle[it] = sum;
+		}
+		rb = summarize(tb, IT);
+		rs = summarize(tsingle, IT);
+		emit("dereg_batch_median", rb.median, "ns", name, 4096, n, IT);
+		emit("dereg_singles_median", rs.median, "ns", name, 4096, n,
+		     IT);
+		emit("dereg_batch_speedup", rs.median / rb.median, "ratio",
+		     name, 4096, n, IT);
+		x[k] = n;
+		y[k] = rb.median;
+	}
+	close(fd);
+	munmap(buf, 512 * 4096);
+	fit_line(x, y, K, &c, &b);
+	emit("cost_model_batch_b_ns", b, "ns", name, 4096, 1, IT);
+	emit("cost_model_batch_c_ns", c, "ns", name, 4096, 1, IT);
 }
 
 int main(void)
@@ -385,6 +465,8 @@ int main(void)
 	timer_init();
 	fit_costs(MRRC_MODE_ORDINARY, "ordinary");
 	fit_costs(MRRC_MODE_FAST, "fast");
+	batched_dereg(MRRC_MODE_ORDINARY, "ordinary");
+	batched_dereg(MRRC_MODE_FAST, "fast");
 	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (int m = 0; m < NMODES; m++) {
 			if (m == OVERLAP && sizes[s] < 2 * 4096)

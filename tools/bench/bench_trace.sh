@@ -44,28 +44,38 @@ for r in 25 50 75 100; do
 	done
 done
 
-# The same policies with the cost model measured on rxe by BENCH=reg
-# (ordinary registration), if that benchmark has run.
+# The same policies with the cost models measured on rxe by BENCH=reg
+# (ordinary and fast registration), if that benchmark has run: a and b
+# from single registrations, a' from single deregistrations, and b' (per
+# batch) and c' (per region) from the batch measurement, whose regions are
+# one page each (so its per-region slope includes one a').
 reg=$top/build/bench/reg.jsonl
-if [ -r "$reg" ] && grep -q cost_model_a_ns "$reg"; then
-	costs=$(python3 - "$reg" <<'PY'
+if [ -r "$reg" ] && grep -q cost_model_batch_c_ns "$reg"; then
+	for mode in ordinary fast; do
+		costs=$(python3 - "$reg" "$mode" <<'PY'
 import json, sys
 m = {}
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    if d["metric"].startswith("cost_model_") and d["mode"] == "ordinary":
-        m[d["metric"]] = round(d["value"])
-print(",".join(str(m[k]) for k in ("cost_model_a_ns", "cost_model_b_ns",
-                                   "cost_model_a2_ns", "cost_model_b2_ns")))
+    if d["metric"].startswith("cost_model_") and d["mode"] == sys.argv[2]:
+        m[d["metric"]] = d["value"]
+a2 = m["cost_model_a2_ns"]
+c2 = max(1, m["cost_model_batch_c_ns"] - a2)
+b2 = max(1, m["cost_model_batch_b_ns"])
+print(",".join(str(round(v)) for v in (m["cost_model_a_ns"], m["cost_model_b_ns"],
+                                       a2, b2, c2)))
 PY
 )
-	for p in none lru mre gdsf; do
-		for c in 4096 16384; do
-			"$replay" -l httpd -p "$p" -c "$c" -C "$costs" -M rxe-ordinary $HTTPD
-			[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p "$p" -c "$c" \
-				-C "$costs" -M rxe-ordinary -f cloudphysics -t "$cp_trace"
+		for p in none lru mre gdsf; do
+			for c in 4096 16384; do
+				"$replay" -l httpd -p "$p" -c "$c" -C "$costs" \
+					-M "rxe-$mode" $HTTPD
+				[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p "$p" \
+					-c "$c" -C "$costs" -M "rxe-$mode" \
+					-f cloudphysics -t "$cp_trace"
+			done
 		done
 	done
 else
-	echo "bench_trace: no cost model in $reg (make bench BENCH=reg), papers' only" >&2
+	echo "bench_trace: no batch cost model in $reg (make bench BENCH=reg), papers' only" >&2
 fi

@@ -69,14 +69,19 @@ def main(path):
         print(table(["resort %", "evict %", "httpd", "cloudphysics"], body))
         print()
 
-    rxe = collections.defaultdict(dict)
-    for r in rows:
-        if model(r) == "rxe-ordinary":
-            rxe[(r["trace"], r["cache_pages"])][r["policy"]] = r
-    if rxe:
-        print(title("With the cost model measured on rxe"))
-        print("Same replays with ``a, b, a', b'`` fitted by ``BENCH=reg`` to ordinary"
-              " registration on rxe: hit ratio / cost (s).\n")
+    for mode in ("ordinary", "fast"):
+        rxe = collections.defaultdict(dict)
+        costs = None
+        for r in rows:
+            if model(r) == "rxe-" + mode:
+                rxe[(r["trace"], r["cache_pages"])][r["policy"]] = r
+                costs = r.get("costs_ns", costs)
+        if not rxe:
+            continue
+        print(title(f"With the cost model measured on rxe, {mode} registration"))
+        print(f"Same replays with ``a, b, a', b', c'`` fitted by ``BENCH=reg`` to {mode}"
+              " registration and batched deregistration on rxe"
+              + (f" ({costs} ns)" if costs else "") + ": hit ratio / cost (s).\n")
         body = [[t, str(c)] + [f'{d[p]["hit_ratio"]:.3f} / {d[p]["cost_us"] / 1e6:.2f}'
                                for p in ("none", "lru", "mre", "gdsf")]
                 for (t, c), d in sorted(rxe.items()) if len(d) == 4]

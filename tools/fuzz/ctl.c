@@ -182,6 +182,7 @@ void fz_cache_config_sane(struct fz_thread *t, struct mrrc_cache_config *cfg)
 	cfg->reg_ns_per_op = fz_below(&t->rng, 10000);
 	cfg->dereg_ns_per_page = fz_below(&t->rng, 1000);
 	cfg->dereg_ns_per_op = fz_below(&t->rng, 10000);
+	cfg->dereg_ns_per_region = fz_below(&t->rng, 10000);
 }
 
 void fz_build_cache_config(struct fz_thread *t, struct fz_call *c)
@@ -214,6 +215,7 @@ void fz_build_cache_config(struct fz_thread *t, struct fz_call *c)
 	default:
 		cfg->reg_ns_per_page = fz_interesting32(t);
 		cfg->dereg_ns_per_op = fz_interesting32(t);
+		cfg->dereg_ns_per_region = fz_interesting32(t);
 		break;
 	}
 }

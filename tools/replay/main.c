@@ -69,9 +69,10 @@ int main(int argc, char **argv)
 		case 'M': model = optarg; break;
 		case 'x': check = 1; break;
 		case 'C':
-			if (sscanf(optarg, "%u,%u,%u,%u", &cfg.cost[0],
-				   &cfg.cost[1], &cfg.cost[2], &cfg.cost[3]) != 4) {
-				fprintf(stderr, "mrrc-replay: -C wants a,b,a',b'\n");
+			if (sscanf(optarg, "%u,%u,%u,%u,%u", &cfg.cost[0],
+				   &cfg.cost[1], &cfg.cost[2], &cfg.cost[3],
+				   &cfg.cost[4]) < 4) {
+				fprintf(stderr, "mrrc-replay: -C wants a,b,a',b'[,c']\n");
 				return 2;
 			}
 			break;
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 	       ",\"deregistrations\":%" PRIu64 ",\"dereg_batches\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
 	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u,"
-	       "\"cost_model\":\"%s\"}\n",
+	       "\"cost_model\":\"%s\",\"costs_ns\":\"%u,%u,%u,%u,%u\"}\n",
 	       name ? name : format, policies[cfg.policy],
 	       cfg.cache_pages, (uint64_t)res.st.requests, asked,
 	       (uint64_t)res.st.reg_pages,
@@ -155,7 +156,8 @@ int main(int argc, char **argv)
 	       (uint64_t)res.st.deregistrations, (uint64_t)res.st.dereg_batches,
 	       (uint64_t)res.st.overlap, (uint64_t)res.st.miss,
 	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct,
-	       model ? model : cfg.cost[0] ? "custom" : "papers");
+	       model ? model : cfg.cost[0] ? "custom" : "papers",
+	       cfg.cost[0], cfg.cost[1], cfg.cost[2], cfg.cost[3], cfg.cost[4]);
 
 	if (check) {
 		struct refsim_result ref;

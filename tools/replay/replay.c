@@ -26,6 +26,7 @@ int replay_kernel(const struct trace *t, const struct replay_cfg *cfg,
 		.reg_ns_per_op = cfg->cost[1],
 		.dereg_ns_per_page = cfg->cost[2],
 		.dereg_ns_per_op = cfg->cost[3],
+		.dereg_ns_per_region = cfg->cost[4],
 	};
 	struct mrrc_reg_req *reqs = calloc(BATCH, sizeof(*reqs));
 	struct mrrc_seg *segs = calloc(BATCH * 8, sizeof(*segs));

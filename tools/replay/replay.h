@@ -42,7 +42,7 @@ struct replay_cfg {
 	uint64_t cache_pages;
 	uint32_t max_regions;
 	uint32_t resort_pct, evict_pct;	/* 0: kernel default */
-	uint32_t cost[4];	/* a, b, a', b' in ns; 0: kernel default */
+	uint32_t cost[5];	/* a, b, a', b', c' in ns; 0: kernel default */
 };
 
 struct replay_result {
