@@ -284,6 +284,7 @@ static const struct mrrc_policy_ops *const mrrc_policies[] = {
 	[MRRC_POLICY_LRU] = &mrrc_policy_lru,
 	[MRRC_POLICY_NONE] = &mrrc_policy_none,
 	[MRRC_POLICY_GDSF] = &mrrc_policy_gdsf,
+	[MRRC_POLICY_GDSF_BATCH] = &mrrc_policy_gdsf_batch,
 };
 
 /* Make room for @pages in @regions new regions, or fail with -ENOSPC. */
@@ -1221,7 +1222,8 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 
 	if (!c->mm && cfg->mode == MRRC_MODE_ORDINARY)
 		return -EINVAL;	/* ib_reg_user_mr() takes user memory only */
-	if (cfg->policy > MRRC_POLICY_GDSF || cfg->mode > MRRC_MODE_FAST ||
+	if (cfg->policy >= ARRAY_SIZE(mrrc_policies) ||
+	    cfg->mode > MRRC_MODE_FAST ||
 	    cfg->resort_pct > 100 || cfg->evict_pct > 100 ||
 	    cfg->max_regions > INT_MAX || cfg->max_pages > MRRC_MAX_CACHE_PAGES)
 		return -EINVAL;

@@ -162,6 +162,7 @@ extern const struct mrrc_policy_ops mrrc_policy_mre;
 extern const struct mrrc_policy_ops mrrc_policy_lru;
 extern const struct mrrc_policy_ops mrrc_policy_none;
 extern const struct mrrc_policy_ops mrrc_policy_gdsf;
+extern const struct mrrc_policy_ops mrrc_policy_gdsf_batch;
 
 /* For the policies: the cache's side of an eviction (c->mutex held). */
 bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions);

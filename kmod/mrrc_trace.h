@@ -57,7 +57,9 @@ TRACE_EVENT(mrrc_evict,
 	TP_printk("pid=%d policy=%s regions=%llu pages=%llu r=%#llx",
 		  __entry->pid,
 		  __entry->policy == MRRC_POLICY_MRE ? "mre" :
-		  __entry->policy == MRRC_POLICY_GDSF ? "gdsf" : "lru",
+		  __entry->policy == MRRC_POLICY_GDSF ? "gdsf" :
+		  __entry->policy == MRRC_POLICY_GDSF_BATCH ? "gdsf-batch" :
+		  "lru",
 		  __entry->regions, __entry->pages, __entry->recency)
 );
 

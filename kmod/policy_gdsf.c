@@ -3,6 +3,8 @@
  * GreedyDual-Size-Frequency (Cherkasova): a size-aware baseline.  Each
  * cached region has the priority H = L + freq * cost / size; the
  * unreferenced region of least H goes, one at a time, and L becomes its H.
+ * gdsf-batch keeps the order and evicts like MRE: a whole segment of the
+ * capacity in one deregistration batch.
  *
  * A replacement policy of the registration cache (struct
  * mrrc_policy_ops, kmod/cache.h).  Everything here runs with c->mutex
@@ -103,6 +105,47 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	return 0;
 }
 
+/*
+ * GDSF order, MRE's batch: the unreferenced regions of least H, as many as
+ * hold evict_pct of the capacity (and at least what the request needs),
+ * go in one deregistration batch; L becomes the H of the last of them.
+ */
+static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
+{
+	u64 need_pages = 0, need_regions = 0, target, freed = 0, evicted = 0;
+	struct mrrc_region *r;
+	struct rb_node *n, *next;
+	LIST_HEAD(victims);
+
+	if (c->st.cached_pages + pages > c->cfg.max_pages)
+		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
+	if (c->st.cached_regions + regions > c->cfg.max_regions)
+		need_regions = c->st.cached_regions + regions -
+			       c->cfg.max_regions;
+	target = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct, 100),
+		       need_pages);
+	for (n = rb_first(&c->gd_tree);
+	     n && (freed < target || evicted < need_regions); n = next) {
+		next = rb_next(n);
+		r = rb_entry(n, struct mrrc_region, gd_node);
+		if (r->users)
+			continue;
+		c->gd_l = r->gd_h;
+		freed += mrrc_region_pages(r);
+		evicted++;
+		mrrc_region_remove_cached(c, r);
+		list_add_tail(&r->node, &victims);
+	}
+	if (!evicted)
+		return 0;
+	c->st.evictions += evicted;
+	c->st.eviction_rounds++;
+	trace_mrrc_evict(c->pid, MRRC_POLICY_GDSF_BATCH, evicted, freed,
+			 c->gd_l);
+	mrrc_regions_destroy(c, &victims);
+	return 0;
+}
+
 const struct mrrc_policy_ops mrrc_policy_gdsf = {
 	.name = "gdsf",
 	.caches = true,
@@ -111,4 +154,14 @@ const struct mrrc_policy_ops mrrc_policy_gdsf = {
 	.touch = mrrc_gdsf_touch,
 	.erase = mrrc_gdsf_erase,
 	.evict = mrrc_gdsf_evict,
+};
+
+const struct mrrc_policy_ops mrrc_policy_gdsf_batch = {
+	.name = "gdsf-batch",
+	.caches = true,
+	.start = mrrc_gdsf_start,
+	.stop = mrrc_gdsf_stop,
+	.touch = mrrc_gdsf_touch,
+	.erase = mrrc_gdsf_erase,
+	.evict = mrrc_gdsf_batch_evict,
 };

@@ -482,7 +482,7 @@ TEST_F(model, config)
 	ASSERT_EQ(770, cfg.reg_ns_per_page);
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.policy = MRRC_POLICY_GDSF + 1;
+	cfg.policy = MRRC_POLICY_GDSF_BATCH + 1;
 	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &cfg));
 	cfg.policy = 0;
 	cfg.resort_pct = 101;
@@ -560,10 +560,11 @@ TEST_F(model, cost_model)
 /* Regions a handle references are never evicted. */
 TEST(in_use_never_evicted)
 {
-	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU };
+	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU,
+				MRRC_POLICY_GDSF, MRRC_POLICY_GDSF_BATCH };
 
 	P = sysconf(_SC_PAGESIZE);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 4; k++) {
 		int fd = open_cache(MRRC_MODE_MODEL, policies[k], 16, 64);
 		struct one held;
 
@@ -586,10 +587,11 @@ TEST(in_use_never_evicted)
 /* Random workload; after every step capacity and region limits hold. */
 TEST(capacity_never_exceeded)
 {
-	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU };
+	uint32_t policies[] = { MRRC_POLICY_MRE, MRRC_POLICY_LRU,
+				MRRC_POLICY_GDSF, MRRC_POLICY_GDSF_BATCH };
 
 	P = sysconf(_SC_PAGESIZE);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 4; k++) {
 		int fd = open_cache(MRRC_MODE_MODEL, policies[k], 64, 20);
 		uint32_t held[8] = { 0 };
 		unsigned int seed = 42;
@@ -779,17 +781,62 @@ TEST(gdsf_hand_computed_example)
 	close(fd);
 }
 
+/*
+ * gdsf-batch, capacity 10 pages, evict_pct 50 (a 5-page segment), the
+ * default costs a = 770 ns, b = 7420 ns: cost/size is 8190 for one page,
+ * 4480 for two, 3243 for three, 2625 for four (x1024, L = 0, each used
+ * once).  With b (1 page), a (4), c (2), d (3) cached, e (1) needs a
+ * page: a (least H) then d go, 7 pages, in one batch; GDSF would have
+ * taken a alone.
+ */
+TEST(gdsf_batch_hand_computed_example)
+{
+	const uint64_t ps = sysconf(_SC_PAGESIZE);
+	const uint64_t b = BASE, a = BASE + 10 * ps, c = BASE + 20 * ps;
+	const uint64_t d = BASE + 30 * ps, e = BASE + 40 * ps;
+	struct mrrc_cache_config cfg = { .evict_pct = 50 };
+	struct mrrc_cache_stats st;
+	int fd;
+
+	P = ps;
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 10, 100);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(0, reg1(fd, b, 1 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(fd, a, 4 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(fd, c, 2 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, reg1(fd, d, 3 * P, RW, MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(0, stats(fd).evictions);
+	ASSERT_EQ(0, reg1(fd, e, 1 * P, RW, MRRC_REG_RELEASE).ret);
+	st = stats(fd);
+	ASSERT_EQ(2, st.evictions);
+	ASSERT_EQ(1, st.eviction_rounds);
+	ASSERT_EQ(1, st.dereg_batches);
+	ASSERT_EQ(2, st.max_batch);
+	ASSERT_EQ(4, st.cached_pages);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, b, 1 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, c, 2 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, e, 1 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, d, 3 * P, RW, MRRC_REG_RELEASE).req.result);
+	close(fd);
+}
+
 /* Switching policy with regions cached keeps every invariant. */
 TEST(policy_switch_with_regions_cached)
 {
 	uint32_t order[] = { MRRC_POLICY_LRU, MRRC_POLICY_GDSF, MRRC_POLICY_MRE,
-			     MRRC_POLICY_GDSF, MRRC_POLICY_LRU };
+			     MRRC_POLICY_GDSF_BATCH, MRRC_POLICY_GDSF,
+			     MRRC_POLICY_LRU };
 	int fd;
 
 	P = sysconf(_SC_PAGESIZE);
 	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_LRU, 32, 16);
 	ASSERT_LE(0, fd);
-	for (unsigned int k = 0; k < 5; k++) {
+	for (unsigned int k = 0; k < ARRAY_SIZE(order); k++) {
 		struct mrrc_cache_config cfg = { .policy = order[k] };
 
 		ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));

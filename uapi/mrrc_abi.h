@@ -265,6 +265,7 @@ enum mrrc_policy {
 	MRRC_POLICY_LRU = 2,	/* classic pin-down cache, one region at a time */
 	MRRC_POLICY_NONE = 3,	/* no cache: register and deregister every time */
 	MRRC_POLICY_GDSF = 4,	/* GreedyDual-Size-Frequency, a size-aware baseline */
+	MRRC_POLICY_GDSF_BATCH = 5, /* GDSF order, MRE's batched eviction segment */
 };
 
 /* How the cache registers memory. */

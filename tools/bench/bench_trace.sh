@@ -14,7 +14,7 @@ run() {	# run NAME SIZES ARGS...
 	name=$1
 	sizes=$2
 	shift 2
-	for p in none lru mre gdsf; do
+	for p in none lru mre gdsf gdsf-batch; do
 		for c in $sizes; do
 			"$replay" -l "$name" -p "$p" -c "$c" "$@"
 		done
@@ -66,7 +66,7 @@ print(",".join(str(round(v)) for v in (m["cost_model_a_ns"], m["cost_model_b_ns"
                                        a2, b2, c2)))
 PY
 )
-		for p in none lru mre gdsf; do
+		for p in none lru mre gdsf gdsf-batch; do
 			for c in 4096 16384; do
 				"$replay" -l httpd -p "$p" -c "$c" -C "$costs" \
 					-M "rxe-$mode" $HTTPD

@@ -35,7 +35,7 @@ set ylabel "$label"
 set logscale x 2
 set key outside right
 set grid
-plot for [p in "none lru mre gdsf"] "$out/$t-".p.".dat" using 1:$col with linespoints title p
+plot for [p in "none lru mre gdsf gdsf-batch"] "$out/$t-".p.".dat" using 1:$col with linespoints title p
 GP
 	done
 done

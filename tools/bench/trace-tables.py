@@ -38,20 +38,21 @@ def main(path):
     for tr in ("cloudphysics", "cello", "httpd"):
         body = []
         for (t, c), d in sorted(tab.items()):
-            if t != tr or len(d) < 4:
+            if t != tr or len(d) < 5:
                 continue
             body.append([str(c)]
                         + [f'{d[p]["hit_ratio"]:.3f} ({d[p]["page_hit_ratio"]:.2f})'
-                           for p in ("lru", "mre", "gdsf")]
+                           for p in ("lru", "mre", "gdsf", "gdsf-batch")]
                         + [f'{d[p]["cost_us"] / 1e6:.2f}'
-                           for p in ("none", "lru", "mre", "gdsf")]
+                           for p in ("none", "lru", "mre", "gdsf", "gdsf-batch")]
                         + [str(d["lru"]["dereg_batches"]), str(d["mre"]["dereg_batches"])])
         if not body:
             continue
         print(title(TITLES[tr]))
         print("Hit ratio (page hit ratio), model cost in seconds, deregistration batches.\n")
-        print(table(["pages", "lru", "mre", "gdsf", "none s", "lru s", "mre s",
-                     "gdsf s", "batches lru", "batches mre"], body))
+        print(table(["pages", "lru", "mre", "gdsf", "gdsf-batch", "none s", "lru s",
+                     "mre s", "gdsf s", "gdsf-batch s", "batches lru", "batches mre"],
+                    body))
         print()
 
     sens = collections.defaultdict(dict)
@@ -83,9 +84,9 @@ def main(path):
               " registration and batched deregistration on rxe"
               + (f" ({costs} ns)" if costs else "") + ": hit ratio / cost (s).\n")
         body = [[t, str(c)] + [f'{d[p]["hit_ratio"]:.3f} / {d[p]["cost_us"] / 1e6:.2f}'
-                               for p in ("none", "lru", "mre", "gdsf")]
-                for (t, c), d in sorted(rxe.items()) if len(d) == 4]
-        print(table(["trace", "pages", "none", "lru", "mre", "gdsf"], body))
+                               for p in ("none", "lru", "mre", "gdsf", "gdsf-batch")]
+                for (t, c), d in sorted(rxe.items()) if len(d) == 5]
+        print(table(["trace", "pages", "none", "lru", "mre", "gdsf", "gdsf-batch"], body))
         print()
 
 

@@ -171,7 +171,7 @@ void fz_cache_config_sane(struct fz_thread *t, struct mrrc_cache_config *cfg)
 
 	if (fz_one_in(&t->rng, 2))
 		return;		/* all KEEP: just read it */
-	cfg->policy = fz_below(&t->rng, MRRC_POLICY_GDSF + 1);
+	cfg->policy = fz_below(&t->rng, MRRC_POLICY_GDSF_BATCH + 1);
 	cfg->mode = fz_one_in(&t->rng, 40) ? MRRC_MODE_MODEL :
 		    modes[fz_below(&t->rng, FZ_ARRAY_SIZE(modes))];
 	cfg->max_pages = pages[fz_below(&t->rng, FZ_ARRAY_SIZE(pages))];
@@ -194,7 +194,8 @@ void fz_build_cache_config(struct fz_thread *t, struct fz_call *c)
 		return;
 	switch (fz_below(&t->rng, 7)) {
 	case 0:
-		cfg->policy = MRRC_POLICY_GDSF + 1 + fz_below(&t->rng, 1000);
+		cfg->policy = MRRC_POLICY_GDSF_BATCH + 1 +
+			      fz_below(&t->rng, 1000);
 		break;
 	case 1:
 		cfg->mode = MRRC_MODE_FAST + 1 + fz_below(&t->rng, 1000);

@@ -39,6 +39,7 @@ static void usage(FILE *f)
 static const char *const policies[] = {
 	[MRRC_POLICY_MRE] = "mre", [MRRC_POLICY_LRU] = "lru",
 	[MRRC_POLICY_NONE] = "none", [MRRC_POLICY_GDSF] = "gdsf",
+	[MRRC_POLICY_GDSF_BATCH] = "gdsf-batch",
 };
 
 int main(int argc, char **argv)
