@@ -79,24 +79,32 @@ static const struct mrrc_registrar *mrrc_registrar_for(u32 mode)
 /* ---- region lifetime ----------------------------------------------------- */
 
 /*
- * Whether @range may change which page backs an address of a region.
- * A protection change (mprotect(), NUMA-balancing hints, userfaultfd and
- * PAGEMAP_SCAN write-protection, fork write-protecting the parent,
- * writeback cleaning a shared page, soft-dirty tracking) only changes
- * what the CPU may do with the page it maps: the region holds that page
- * pinned, and pinned pages are neither migrated nor merged by KSM, while
- * fork copies a pinned anonymous page for the child instead of sharing
- * it.  Everything else (munmap, mremap, zapping, copy-on-write,
- * migration, exclusive device access, the address space going away) may
- * put another page there.
+ * Whether @range must drop region @r.  A protection change (mprotect(),
+ * NUMA-balancing hints, userfaultfd and PAGEMAP_SCAN write-protection,
+ * fork write-protecting the parent, writeback cleaning a shared page,
+ * soft-dirty tracking) only changes what the CPU may do with the page it
+ * maps: the region holds that page pinned, and pinned pages are neither
+ * migrated nor merged by KSM, while fork copies a pinned anonymous page
+ * for the child instead of sharing it.  So a region the device only reads
+ * stays.  A writable one goes on MMU_NOTIFY_PROTECTION_VMA and
+ * MMU_NOTIFY_SOFT_DIRTY all the same: its next registration pins with
+ * FOLL_WRITE again, which refuses memory made read-only and raises the
+ * soft-dirty and userfaultfd write faults that the device's writes would
+ * otherwise bypass (the event does not say which of these it is).  Fork
+ * and writeback (MMU_NOTIFY_PROTECTION_PAGE) never need that.  Everything
+ * else (munmap, mremap, zapping, copy-on-write, migration, exclusive
+ * device access, the address space going away) may put another page
+ * there.
  */
-static bool mrrc_range_moves_pages(const struct mmu_notifier_range *range)
+static bool mrrc_range_drops(const struct mmu_notifier_range *range,
+			     const struct mrrc_region *r)
 {
 	switch (range->event) {
-	case MMU_NOTIFY_PROTECTION_VMA:
 	case MMU_NOTIFY_PROTECTION_PAGE:
-	case MMU_NOTIFY_SOFT_DIRTY:
 		return false;
+	case MMU_NOTIFY_PROTECTION_VMA:
+	case MMU_NOTIFY_SOFT_DIRTY:
+		return r->access & MRRC_ACCESS_LOCAL_WRITE;
 	default:
 		return true;
 	}
@@ -111,7 +119,7 @@ static bool mrrc_region_invalidate(struct mmu_interval_notifier *mni,
 	bool queue = false;
 
 	spin_lock(&c->inval_lock);
-	if (!mrrc_range_moves_pages(range)) {
+	if (!mrrc_range_drops(range, r)) {
 		c->kept++;
 		spin_unlock(&c->inval_lock);
 		return true;
@@ -411,6 +419,8 @@ static void mrrc_cache_insert(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	interval_tree_insert(&r->it, &c->tree[r->access]);
 	list_add(&r->node, &c->stack);
+	if (c->policy->insert)
+		c->policy->insert(c, r);
 	r->cached = true;
 	c->st.cached_pages += mrrc_region_pages(r);
 	c->st.cached_regions++;

@@ -60,9 +60,10 @@ struct mrrc_cache;
  * @cache: the owning cache
  * @evictfact: MRE eviction factor, 32.32 fixed point; 0 until assigned
  * @sort_pos: position from the bottom of the stack while MRE resorts
- * @gd_node: entry on c->gd_tree (policy gdsf only)
+ * @gd_node: entry on c->gd_tree (policies gdsf and gdsf-batch only)
  * @gd_h: GDSF priority H = L + freq * cost / size, fixed point (x1024)
- * @gd_freq: GDSF reference count since the region was registered
+ * @gd_freq: GDSF reference count, since the region was registered or
+ *	since a GDSF policy became the cache's (then 1)
  * @users: handles (and the request in progress) that reference it
  * @access: MRRC_ACCESS_* bits
  * @cached: in its class tree and on the stack
@@ -138,6 +139,9 @@ struct mrrc_registrar {
  * @start: it becomes the cache's policy, with regions cached: set up its
  *	state for them (optional)
  * @stop: it stops being the policy: drop that state (optional)
+ * @insert: @r was just cached, at the top of c->stack, and is about to
+ *	be touched; a request that fails later leaves it cached untouched
+ *	(optional)
  * @touch: @r was just referenced and is at the top of c->stack now
  *	(optional)
  * @erase: @r leaves the cache (optional)
@@ -153,6 +157,7 @@ struct mrrc_policy_ops {
 	bool caches;
 	void (*start)(struct mrrc_cache *c);
 	void (*stop)(struct mrrc_cache *c);
+	void (*insert)(struct mrrc_cache *c, struct mrrc_region *r);
 	void (*touch)(struct mrrc_cache *c, struct mrrc_region *r);
 	void (*erase)(struct mrrc_cache *c, struct mrrc_region *r);
 	int (*evict)(struct mrrc_cache *c, u64 pages, u32 regions);
@@ -257,7 +262,8 @@ struct mrrc_cache_config_k {
  * @policy: the replacement policy for @cfg.policy
  * @cfg: configuration
  * @recency: MRE's global recency value r, 32.32 fixed point
- * @gd_tree: cached regions by GDSF priority, while the policy is gdsf
+ * @gd_tree: cached regions by GDSF priority, while the policy is gdsf or
+ *	gdsf-batch
  * @gd_l: GDSF's inflation value L
  * @sort_buf: scratch array for MRE resorting
  * @sort_len: entries @sort_buf has room for

@@ -54,6 +54,13 @@ static void mrrc_gdsf_erase(struct mrrc_cache *c, struct mrrc_region *r)
 	RB_CLEAR_NODE(&r->gd_node);
 }
 
+/* A new region: in the tree at once, even if it is never touched. */
+static void mrrc_gdsf_insert_new(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	r->gd_freq = 0;
+	mrrc_gdsf_insert(c, r);
+}
+
 /* Becoming the policy: every cached region counts as referenced once. */
 static void mrrc_gdsf_start(struct mrrc_cache *c)
 {
@@ -151,6 +158,7 @@ const struct mrrc_policy_ops mrrc_policy_gdsf = {
 	.caches = true,
 	.start = mrrc_gdsf_start,
 	.stop = mrrc_gdsf_stop,
+	.insert = mrrc_gdsf_insert_new,
 	.touch = mrrc_gdsf_touch,
 	.erase = mrrc_gdsf_erase,
 	.evict = mrrc_gdsf_evict,
@@ -161,6 +169,7 @@ const struct mrrc_policy_ops mrrc_policy_gdsf_batch = {
 	.caches = true,
 	.start = mrrc_gdsf_start,
 	.stop = mrrc_gdsf_stop,
+	.insert = mrrc_gdsf_insert_new,
 	.touch = mrrc_gdsf_touch,
 	.erase = mrrc_gdsf_erase,
 	.evict = mrrc_gdsf_batch_evict,

@@ -512,7 +512,7 @@ struct mrrc_cache_stats {
 	__aligned_u64 exports;		/* exports made */
 	__aligned_u64 exported;		/* now: exports not yet revoked */
 	__aligned_u64 export_bytes;	/* now: bytes they expose */
-	/* mm notifier events that moved no page (mprotect, fork, ...) */
+	/* mm notifier callbacks that kept a region (fork, mprotect, ...) */
 	__aligned_u64 notifier_kept;
 };
 
