@@ -418,6 +418,19 @@ static const struct scenario {
 	{ "vanish", srv_vanish, 0 },
 };
 
+/* Read @ctl until its peer closes it or @ms pass. */
+static void ctl_linger(int ctl, int ms)
+{
+	struct pollfd pfd = { .fd = ctl, .events = POLLIN };
+	int64_t end = now_ms() + ms;
+	char b[256];
+
+	while (now_ms() < end &&
+	       poll(&pfd, 1, (int)(end - now_ms())) > 0 &&
+	       read(ctl, b, sizeof(b)) > 0)
+		;
+}
+
 /* The server half of one scenario, in its own process; never returns. */
 static void serve_one(int ctl, const struct scenario *sc, unsigned int nconn,
 		      uint16_t port)
@@ -458,6 +471,13 @@ static void serve_one(int ctl, const struct scenario *sc, unsigned int nconn,
 		fflush(stdout);
 	}
 	ctl_send(ctl, CTL_DONE, r ? -EIO : 0, 0, 0, r ? s.why : NULL);
+	/*
+	 * Keep the connection until the test half has closed the control
+	 * connection, after its own context: closing first flushes the
+	 * test half's last work requests while their acknowledgments are
+	 * still on the way (ECONNRESET there, though all arrived here).
+	 */
+	ctl_linger(ctl, 60000);
 	close(s.fd);
 	_exit(r ? 1 : 0);
 }
