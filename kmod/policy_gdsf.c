@@ -11,6 +11,7 @@
  * held.
  */
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/rbtree.h>
 
 #include "mrrc.h"
@@ -19,14 +20,22 @@
 
 /*
  * H = L + freq * cost / size, with cost the configured registration cost
- * of the region (a * pages + b) and size its pages.  Scaled by 1024.
+ * of the region (a * pages + b) and size its pages.  Scaled by 1024, and
+ * saturated: the costs are the caller's to choose and a hot region's
+ * frequency grows without bound.
  */
 static u64 mrrc_gdsf_h(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	u64 p = mrrc_region_pages(r);
-	u64 cost = (u64)c->cfg.reg_ns_per_page * p + c->cfg.reg_ns_per_op;
+	/* (a * p + b) * 1024 / p, without the product that could wrap */
+	u64 per_page = ((u64)c->cfg.reg_ns_per_page << 10) +
+		       div64_u64((u64)c->cfg.reg_ns_per_op << 10, p);
+	u64 h;
 
-	return c->gd_l + div64_u64((u64)max(r->gd_freq, 1U) * (cost << 10), p);
+	if (check_mul_overflow(per_page, (u64)max(r->gd_freq, 1U), &h) ||
+	    check_add_overflow(h, c->gd_l, &h))
+		return U64_MAX;
+	return h;
 }
 
 static void mrrc_gdsf_insert(struct mrrc_cache *c, struct mrrc_region *r)
