@@ -276,6 +276,29 @@ bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
 	       c->st.cached_regions + regions <= c->cfg.max_regions;
 }
 
+/**
+ * mrrc_cache_segment() - what a batched eviction round must free
+ * @c: the cache, c->mutex held
+ * @pages: pages the request needs room for
+ * @regions: regions it needs room for
+ * @seg_pages: evict_pct of the capacity, and at least the pages missing
+ * @seg_regions: the regions missing
+ */
+void mrrc_cache_segment(struct mrrc_cache *c, u64 pages, u32 regions,
+			u64 *seg_pages, u64 *seg_regions)
+{
+	u64 need_pages = 0;
+
+	*seg_regions = 0;
+	if (c->st.cached_pages + pages > c->cfg.max_pages)
+		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
+	if (c->st.cached_regions + regions > c->cfg.max_regions)
+		*seg_regions = c->st.cached_regions + regions -
+			       c->cfg.max_regions;
+	*seg_pages = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct,
+					100), need_pages);
+}
+
 /* The bottom-most unreferenced region of the stack, or NULL. */
 struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c)
 {

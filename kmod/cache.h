@@ -171,6 +171,8 @@ extern const struct mrrc_policy_ops mrrc_policy_gdsf_batch;
 
 /* For the policies: the cache's side of an eviction (c->mutex held). */
 bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions);
+void mrrc_cache_segment(struct mrrc_cache *c, u64 pages, u32 regions,
+			u64 *seg_pages, u64 *seg_regions);
 struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c);
 void mrrc_region_remove_cached(struct mrrc_cache *c, struct mrrc_region *r);
 void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r);

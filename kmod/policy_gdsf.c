@@ -128,18 +128,12 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
  */
 static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 {
-	u64 need_pages = 0, need_regions = 0, target, freed = 0, evicted = 0;
+	u64 need_regions, target, freed = 0, evicted = 0;
 	struct mrrc_region *r;
 	struct rb_node *n, *next;
 	LIST_HEAD(victims);
 
-	if (c->st.cached_pages + pages > c->cfg.max_pages)
-		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
-	if (c->st.cached_regions + regions > c->cfg.max_regions)
-		need_regions = c->st.cached_regions + regions -
-			       c->cfg.max_regions;
-	target = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct, 100),
-		       need_pages);
+	mrrc_cache_segment(c, pages, regions, &target, &need_regions);
 	for (n = rb_first(&c->gd_tree);
 	     n && (freed < target || evicted < need_regions); n = next) {
 		next = rb_next(n);

@@ -56,18 +56,13 @@ static int mrrc_sort_buf_reserve(struct mrrc_cache *c, size_t n)
 static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 {
 	u64 resort_target, evict_target, freed = 0, sect_pages = 0;
-	u64 need_pages = 0, need_regions = 0, evicted = 0;
+	u64 need_regions, evicted = 0;
 	struct mrrc_region *r, *tmp;
 	LIST_HEAD(victims);
 	size_t n = 0, i;
 	int ret;
 
-	if (c->st.cached_pages + pages > c->cfg.max_pages)
-		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
-	if (c->st.cached_regions + regions > c->cfg.max_regions)
-		need_regions = c->st.cached_regions + regions -
-			       c->cfg.max_regions;
-
+	mrrc_cache_segment(c, pages, regions, &evict_target, &need_regions);
 	ret = mrrc_sort_buf_reserve(c, c->st.cached_regions);
 	if (ret)
 		return ret;
@@ -103,8 +98,6 @@ static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 		list_add_tail(&c->sort_buf[i]->node, &c->stack);
 
 	/* The eviction segment. */
-	evict_target = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct,
-					  100), need_pages);
 	list_for_each_entry_safe_reverse(r, tmp, &c->stack, node) {
 		if (freed >= evict_target && evicted >= need_regions)
 			break;

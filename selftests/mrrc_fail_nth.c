@@ -323,11 +323,22 @@ static void __attribute__((destructor)) fi_exit(void)
 	kmsg("mrrc_fail_nth: fault injection ends\n");
 }
 
+/* Add @fn to fail_function's list, returning @err (0: the default). */
+static int fn_arm(const char *fn, long err)
+{
+	char f[96];
+	int ret = dbg_write("fail_function/inject", "%s", fn);
+
+	if (ret || !err)
+		return ret;
+	snprintf(f, sizeof(f), "fail_function/%s/retval", fn);
+	return dbg_write(f, "%lu", (unsigned long)err);
+}
+
 /* Which sites count: allocations, or the module's functions. */
 static int set_phase(int ph)
 {
 	unsigned int set = ph == PH_ASYNC ? FN_ASYNC : FN_SYNC;
-	char f[96];
 	unsigned int i;
 	int ret;
 
@@ -341,13 +352,7 @@ static int set_phase(int ph)
 	for (i = 0; i < ARRAY_SIZE(fns); i++) {
 		if (!(fns[i].set & set))
 			continue;
-		ret = dbg_write("fail_function/inject", "%s", fns[i].name);
-		if (ret)
-			return ret;
-		if (!fns[i].err)
-			continue;
-		snprintf(f, sizeof(f), "fail_function/%s/retval", fns[i].name);
-		ret = dbg_write(f, "%lu", (unsigned long)(long)fns[i].err);
+		ret = fn_arm(fns[i].name, fns[i].err);
 		if (ret)
 			return ret;
 	}
@@ -1943,17 +1948,11 @@ TEST_F_TIMEOUT(fail, post_crw, SWEEP_TIMEOUT)
  */
 static int arm_one_fn(const char *fn, int err)
 {
-	char f[96];
 	int ret = set_phase(PH_FUNC);
 
 	if (!ret)
 		ret = dbg_write("fail_function/inject", " ");
-	if (!ret)
-		ret = dbg_write("fail_function/inject", "%s", fn);
-	snprintf(f, sizeof(f), "fail_function/%s/retval", fn);
-	if (!ret)
-		ret = dbg_write(f, "%lu", (unsigned long)(long)err);
-	return ret;
+	return ret ?: fn_arm(fn, err);
 }
 
 /* For a single-point test: fault injection counted by fail-nth. */

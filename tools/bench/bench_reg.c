@@ -95,6 +95,17 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* @len bytes of anonymous memory, faulted in. */
+static char *map_populated(size_t len)
+{
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	return buf;
+}
+
 static int open_ctx(uint32_t mode, uint32_t policy, uint64_t max_pages,
 		    uint32_t max_regions)
 {
@@ -163,10 +174,7 @@ static struct result measure(enum mode m, size_t size)
 	char *buf;
 	int fd, ret;
 
-	buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap", -errno);
+	buf = map_populated(size);
 	fd = open_ctx(m == ORDINARY ? MRRC_MODE_ORDINARY : MRRC_MODE_FAST,
 		      m <= FAST ? MRRC_POLICY_NONE : MRRC_POLICY_MRE, 65536, 1024);
 	if (m == CACHED && (ret = reg(fd, buf, size, MRRC_REG_RELEASE, NULL)))
@@ -222,10 +230,7 @@ static struct result batched_hits(size_t size)
 	char *buf;
 	int fd;
 
-	buf = mmap(NULL, size * BATCH, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap", -errno);
+	buf = map_populated(size * BATCH);
 	fd = open_ctx(MRRC_MODE_FAST, MRRC_POLICY_MRE, 65536, 1024);
 	for (i = 0; i < MAX_ITERS / 4 + 5; i++) {
 		unsigned int ns = BATCH;
@@ -342,10 +347,7 @@ static void fit_costs(uint32_t mode, const char *name)
 	char *buf;
 	int fd;
 
-	buf = mmap(NULL, 256 * 4096, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap", -errno);
+	buf = map_populated(256 * 4096);
 	fd = open_ctx(mode, MRRC_POLICY_MRE, 65536, 1024);
 	for (unsigned int k = 0; k < N; k++) {
 		for (unsigned int i = 0; i < IT; i++) {
@@ -403,10 +405,7 @@ static void batched_dereg(uint32_t mode, const char *name)
 	char *buf;
 	int fd, ret;
 
-	buf = mmap(NULL, 512 * 4096, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap", -errno);
+	buf = map_populated(512 * 4096);
 	fd = open_ctx(mode, MRRC_POLICY_MRE, 65536, 1024);
 	for (unsigned int k = 0; k < K; k++) {
 		unsigned int n = ns[k];
