@@ -160,7 +160,7 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 {
 	struct mrrc_region *r, *tmp;
 	unsigned int n = 0;
-	u64 pages = 0;
+	u64 pages = 0, deferred;
 
 	lockdep_assert_held(&c->mutex);
 	if (list_empty(list))
@@ -178,12 +178,15 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 		pages += mrrc_region_pages(r);
 	}
 
-	c->reg->dereg(c, list, n, pages);
+	deferred = c->reg->dereg(c, list, n, pages);
 	c->st.deregistrations += n;
 	c->st.dereg_pages += pages;
 	c->st.dereg_batches++;
 	c->st.max_batch = max_t(u64, c->st.max_batch, n);
-	c->st.pinned_pages -= mrrc_cache_user(c) ? pages : 0;
+	c->st.pinned_pages -= mrrc_cache_user(c) ? pages - deferred : 0;
+	/* The reaper unpins them once their invalidation has completed. */
+	if (deferred && !c->dying)
+		queue_delayed_work(system_wq, &c->reap_work, 1);
 
 	list_for_each_entry_safe(r, tmp, list, node) {
 		list_del(&r->node);
@@ -252,9 +255,21 @@ static void mrrc_cache_reap_work(struct work_struct *work)
 					    struct mrrc_cache, reap_work);
 
 	mutex_lock(&c->mutex);
-	if (!c->dying)
+	if (!c->dying) {
 		mrrc_cache_reap(c);
+		/* Invalidations still in flight: look again in a tick. */
+		if (c->reg->reap && c->reg->reap(c))
+			queue_delayed_work(system_wq, &c->reap_work, 1);
+	}
 	mutex_unlock(&c->mutex);
+}
+
+/* Wait for every invalidation in flight; c->mutex held. */
+static void mrrc_cache_quiesce(struct mrrc_cache *c)
+{
+	lockdep_assert_held(&c->mutex);
+	if (c->reg->quiesce)
+		c->reg->quiesce(c);
 }
 
 /*
@@ -1129,6 +1144,7 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 		n++;
 	}
 	mrrc_regions_destroy(c, &victims);
+	mrrc_cache_quiesce(c);
 	mutex_unlock(&c->mutex);
 	return n;
 }
@@ -1214,15 +1230,17 @@ void mrrc_cache_global_stats(struct mrrc_cache_stats *st)
 /* debugfs "caches": one line per cache. */
 void mrrc_cache_debugfs_show(struct seq_file *s)
 {
+	struct mrrc_frwr_stats fs;
 	struct mrrc_cache_stats st;
 	struct mrrc_cache *c;
 
-	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free\n");
+	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free inv_async inv_pending inv_pending_pages\n");
 	mutex_lock(&mrrc_caches_lock);
 	list_for_each_entry(c, &mrrc_caches, node) {
 		mutex_lock(&c->mutex);
 		mrrc_cache_snapshot(c, &st);
-		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+		mrrc_frwr_stats(c->frwr, &fs);
+		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
 			   c->pid, c->reg->name,
 			   c->policy->name,
 			   st.cached_regions, st.cached_pages, st.pinned_pages,
@@ -1230,7 +1248,8 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 			   st.hit_exact + st.hit_subset + st.hit_span,
 			   st.overlap, st.miss, st.registrations,
 			   st.deregistrations, st.dereg_batches, st.evictions,
-			   st.invalidations, st.pool_mrs, st.pool_free);
+			   st.invalidations, st.pool_mrs, st.pool_free,
+			   fs.inv_async, fs.inv_pending, fs.inv_pending_pages);
 		mutex_unlock(&c->mutex);
 	}
 	mutex_unlock(&mrrc_caches_lock);
@@ -1251,6 +1270,7 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 {
 	struct mrrc_cache_config_k k;
+	u32 old_mode;
 	int ret = 0;
 
 	if (!c->mm && cfg->mode == MRRC_MODE_ORDINARY)
@@ -1263,6 +1283,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 
 	mutex_lock(&c->mutex);
 	k = c->cfg;
+	old_mode = c->cfg.mode;
 	if (cfg->policy)
 		k.policy = cfg->policy;
 	if (cfg->mode)
@@ -1313,7 +1334,11 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	}
 	c->cfg = k;
 	mrrc_policy_switch(c, mrrc_policies[k.policy]);
-	c->reg = mrrc_registrar_for(k.mode);
+	if (k.mode != old_mode) {
+		/* What the old registrar has in flight is its to finish. */
+		mrrc_cache_quiesce(c);
+		c->reg = mrrc_registrar_for(k.mode);
+	}
 out:
 	cfg->policy = c->cfg.policy;
 	cfg->mode = c->cfg.mode;
@@ -1421,6 +1446,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 		list_add_tail(&r->node, &victims);
 	}
 	mrrc_regions_destroy(c, &victims);
+	mrrc_cache_quiesce(c);
 	mutex_unlock(&c->mutex);
 
 	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||

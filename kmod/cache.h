@@ -122,14 +122,22 @@ static inline u64 mrrc_region_pages(const struct mrrc_region *r)
  *	requests must come from the cache's mm
  * @reg: register @r; fill r->lkey, r->rkey
  * @dereg: deregister every region on @list (linked by ->node) as one
- *	batch; @pages is their total size
+ *	batch; @pages is their total size.  Returns how many of those pages
+ *	stay pinned because their invalidation is still in flight; @reap
+ *	gives them back
+ * @reap: give back what finished invalidations held (optional); returns
+ *	true while invalidations are still in flight
+ * @quiesce: wait for every invalidation in flight and give back what it
+ *	held (optional)
  */
 struct mrrc_registrar {
 	const char *name;
 	bool pins;
 	int (*reg)(struct mrrc_cache *c, struct mrrc_region *r);
-	void (*dereg)(struct mrrc_cache *c, struct list_head *list,
-		      unsigned int n, u64 pages);
+	u64 (*dereg)(struct mrrc_cache *c, struct list_head *list,
+		     unsigned int n, u64 pages);
+	bool (*reap)(struct mrrc_cache *c);
+	void (*quiesce)(struct mrrc_cache *c);
 };
 
 /**
@@ -195,6 +203,9 @@ struct mrrc_frwr_stats {
 	u64 reg_wrs;
 	u64 inv_wrs;
 	u64 inv_chains;
+	u64 inv_async;		/* chains posted without waiting */
+	u64 inv_pending;	/* regions whose invalidation is in flight */
+	u64 inv_pending_pages;
 	u64 qp_resets;
 	u64 timeouts;
 	u64 fallbacks;

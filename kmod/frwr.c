@@ -15,7 +15,15 @@
  * the iova to the user address, post IB_WR_REG_MR and wait for it.
  * Deregistering a batch: one chain of IB_WR_LOCAL_INV, only the last one
  * signalled (as net/sunrpc/xprtrdma does), then unmap, unpin, uncharge and
- * return the MRs to their pools.  A work request that fails moves the QP to
+ * return the MRs to their pools.  For user memory nobody waits for the
+ * chain (async_inval): it joins the engine's pending list, and whoever
+ * polls the CQ next (a registration, the cache's reaper a tick later,
+ * FLUSH, close) gives its pages and MRs back once it has completed; pages
+ * are never unpinned before their MR is invalidated.  A cache's regions
+ * carry no remote rights, so nothing but the module could use such a key
+ * in the meantime, and the module no longer does.  Kernel memory is
+ * invalidated synchronously: its owner frees it as soon as we return.
+ * A work request that fails moves the QP to
  * the error state: the QP is reset and reconnected and the MRs involved are
  * destroyed instead of being reused, so an error never wedges the pool.
  *
@@ -85,7 +93,15 @@ struct mrrc_frwr_mr {
  * @lost_qp: a QP that could not be destroyed, tried again at the end
  * @port: port @qp uses
  * @work: background refill and aging
+ * @cache: the cache the engine works for
+ * @pending: invalidation chains nobody waits for (struct mrrc_frwr_batch),
+ *	in the order they were posted
+ * @qp_gen: bumped whenever @qp is reset or replaced
+ * @inv_failed: a pending chain failed on the current @qp, which is in the
+ *	error state until the chains behind it have flushed and it is reset
  * @st: pool counters, copied into struct mrrc_cache_stats
+ *
+ * Everything but the pool lists is used under the cache's mutex.
  */
 struct mrrc_frwr {
 	spinlock_t lock;		/* see above */
@@ -97,6 +113,10 @@ struct mrrc_frwr {
 	struct ib_qp *lost_qp;
 	u32 port;
 	struct delayed_work work;
+	struct mrrc_cache *cache;
+	struct list_head pending;
+	u32 qp_gen;
+	bool inv_failed;
 	struct mrrc_frwr_stats st;
 };
 
@@ -156,6 +176,19 @@ static void mrrc_frwr_wait_free(struct mrrc_frwr_wait *w)
 	if (!w->abandoned)
 		kfree(w);
 }
+
+/*
+ * An invalidation chain posted without waiting: its MRs still map their
+ * pages (pinned, charged and DMA-mapped) until the chain has completed.
+ */
+struct mrrc_frwr_batch {
+	struct mrrc_frwr_wait w;
+	struct list_head node;		/* f->pending */
+	u32 qp_gen;			/* f->qp_gen when posted */
+	unsigned int n;
+	u64 pages;
+	struct mrrc_frwr_mr *fms[];
+};
 
 /* ---- the registration queue pair ---------------------------------------- */
 
@@ -233,6 +266,8 @@ static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
 	int ret;
 
 	f->st.qp_resets++;
+	f->qp_gen++;
+	f->inv_failed = false;
 	ret = ib_modify_qp(f->qp, &attr, IB_QP_STATE);
 	if (!ret)
 		ret = mrrc_frwr_qp_connect(f);
@@ -285,26 +320,43 @@ static int mrrc_frwr_qp_open(struct mrrc_frwr *f);
 
 /*
  * Destroy the registration QP, after which nothing posted on it completes
- * any more, reap what the CQ still holds, and make a new one.  A QP that
- * cannot be destroyed keeps @w (abandoned, never freed) and is kept aside
- * for mrrc_frwr_destroy(); the engine then has no QP and registrations
- * fail with -EIO.
+ * any more, reap what the CQ still holds, and make a new one.  Pending
+ * chains that had not completed count as failed.  A QP that cannot be
+ * destroyed keeps @w (if any) and every pending chain (abandoned, never
+ * freed) and is kept aside for mrrc_frwr_destroy(); the engine then has
+ * no QP and registrations fail with -EIO.
  */
 static void mrrc_frwr_qp_replace(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 {
 	int ret = ib_destroy_qp(f->qp);
+	struct mrrc_frwr_batch *b;
 
 	f->st.qp_resets++;
+	f->qp_gen++;
+	f->inv_failed = false;
 	if (ret) {
 		pr_warn_ratelimited("cannot destroy the registration QP: %d\n",
 				    ret);
 		f->lost_qp = f->qp;
 		f->qp = NULL;
-		w->abandoned = true;
+		if (w)
+			w->abandoned = true;
+		list_for_each_entry(b, &f->pending, node) {
+			b->w.abandoned = true;
+			if (!b->w.error)
+				b->w.error = IB_WC_WR_FLUSH_ERR;
+			complete(&b->w.done);
+		}
 		return;
 	}
 	f->qp = NULL;
 	ib_process_cq_direct(f->cq, -1);
+	list_for_each_entry(b, &f->pending, node) {
+		if (completion_done(&b->w.done))
+			continue;
+		b->w.error = IB_WC_WR_FLUSH_ERR;
+		complete(&b->w.done);
+	}
 	if (mrrc_frwr_qp_open(f))
 		pr_warn_ratelimited("cannot replace the registration QP\n");
 }
@@ -340,9 +392,13 @@ static int mrrc_frwr_wait_done(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 	return -ETIMEDOUT;
 }
 
+static bool mrrc_frwr_reap(struct mrrc_frwr *f, bool poll);
+static void mrrc_frwr_drain(struct mrrc_frwr *f);
+
 /*
  * Post a chain and wait for its last work request.  The caller frees @w
- * with mrrc_frwr_wait_free() afterwards, whatever the result.
+ * with mrrc_frwr_wait_free() afterwards, whatever the result.  Pending
+ * chains ahead of it complete first and are reaped on the way.
  */
 static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 					struct ib_send_wr *first,
@@ -350,6 +406,10 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 {
 	int ret;
 
+	/* A pending chain broke the QP: let it flush and start over first. */
+	mrrc_frwr_reap(f, true);
+	if (f->inv_failed)
+		mrrc_frwr_drain(f);
 	if (!f->qp)
 		return -EIO;
 	ret = ib_post_send(f->qp, first, NULL);
@@ -360,16 +420,16 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 		 * for ever on a device that stopped answering.)
 		 */
 		mrrc_frwr_qp_replace(f, w);
+		mrrc_frwr_reap(f, false);
 		return ret;
 	}
 	ret = mrrc_frwr_wait_done(f, w);
-	if (ret)
-		return ret;
-	if (w->error) {
+	if (!ret && w->error) {
 		mrrc_frwr_qp_recover(f);
-		return -EIO;
+		ret = -EIO;
 	}
-	return 0;
+	mrrc_frwr_reap(f, false);
+	return ret;
 }
 
 ALLOW_ERROR_INJECTION(mrrc_frwr_post_wait, ERRNO);
@@ -546,9 +606,9 @@ static int mrrc_frwr_qp_open(struct mrrc_frwr *f)
 	return ret;
 }
 
-static noinline struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
+static noinline struct mrrc_frwr *mrrc_frwr_create(struct mrrc_cache *c)
 {
-	struct ib_device *dev = pd->device;
+	struct ib_device *dev = c->pd->device;
 	u32 maxp = dev->attrs.max_fast_reg_page_list_len;
 	struct mrrc_frwr *f;
 	unsigned int p;
@@ -563,7 +623,9 @@ static noinline struct mrrc_frwr *mrrc_frwr_create(struct ib_pd *pd)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&f->lock);
 	INIT_DELAYED_WORK(&f->work, mrrc_frwr_work);
-	f->pd = pd;
+	f->pd = c->pd;
+	f->cache = c;
+	INIT_LIST_HEAD(&f->pending);
 	f->port = rdma_start_port(dev);
 
 	/* Classes 4, 16, 64, 256 pages ... and the device maximum. */
@@ -606,6 +668,7 @@ void mrrc_frwr_destroy(struct mrrc_frwr *f)
 	if (!f)
 		return;
 	cancel_delayed_work_sync(&f->work);
+	WARN_ON(!list_empty(&f->pending));
 	for (c = 0; c < f->nclasses; c++) {
 		WARN_ON(f->cls[c].nfree != f->cls[c].total);
 		list_for_each_entry_safe(fm, tmp, &f->cls[c].free, node)
@@ -754,6 +817,11 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 			return ret;
 	} else {
 		ret = mrrc_frwr_charge(c->mm, fm->npages);
+		if (ret == -ENOMEM && !list_empty(&f->pending)) {
+			/* Evicted pages are still charged until reaped. */
+			mrrc_frwr_drain(f);
+			ret = mrrc_frwr_charge(c->mm, fm->npages);
+		}
 		if (ret)
 			return ret;
 		ret = mrrc_frwr_pin(fm, start,
@@ -842,13 +910,15 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	int ret;
 
 	if (!c->frwr) {
-		struct mrrc_frwr *f = mrrc_frwr_create(c->pd);
+		struct mrrc_frwr *f = mrrc_frwr_create(c);
 
 		if (IS_ERR(f))
 			return PTR_ERR(f);
 		c->frwr = f;
 	}
 
+	/* MRs whose invalidation has completed go back to the pools first. */
+	mrrc_frwr_reap(c->frwr, true);
 	fm = mrrc_frwr_get(c->frwr, mrrc_region_pages(r));
 	if (IS_ERR(fm)) {
 		/* ib_reg_user_mr() cannot register kernel memory. */
@@ -856,7 +926,13 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 			return PTR_ERR(fm);
 		/* Larger than any fast MR: register it the ordinary way. */
 		c->frwr->st.fallbacks++;
-		return mrrc_registrar_ordinary.reg(c, r);
+		ret = mrrc_registrar_ordinary.reg(c, r);
+		if (ret == -ENOMEM && !list_empty(&c->frwr->pending)) {
+			/* Evicted pages are still charged until reaped. */
+			mrrc_frwr_drain(c->frwr);
+			ret = mrrc_registrar_ordinary.reg(c, r);
+		}
+		return ret;
 	}
 
 	ret = mrrc_frwr_map(c, r, fm);
@@ -871,6 +947,17 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	r->rkey = fm->mr->rkey;
 	return 0;
 }
+
+/*
+ * Fault injection: true makes the next chain's first LOCAL_INV name a key
+ * its MR does not have, so that the device fails the chain on the wire.
+ */
+static noinline bool mrrc_frwr_inv_fault(void)
+{
+	return false;
+}
+
+ALLOW_ERROR_INJECTION(mrrc_frwr_inv_fault, TRUE);
 
 /*
  * Post @wrs[0..n-1], whose invalidate_rkey is set, as one chain of
@@ -895,6 +982,8 @@ static bool mrrc_frwr_inv_post(struct mrrc_frwr *f, struct ib_send_wr *wrs,
 	}
 	wrs[n - 1].wr_cqe = &w->cqe_last;
 	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+	if (mrrc_frwr_inv_fault())
+		wrs[0].ex.invalidate_rkey ^= 1;
 	f->st.inv_wrs += n;
 	f->st.inv_chains++;
 	broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
@@ -902,12 +991,32 @@ static bool mrrc_frwr_inv_post(struct mrrc_frwr *f, struct ib_send_wr *wrs,
 	return broken;
 }
 
-/* Invalidate up to MRRC_FRWR_CHAIN fast regions from @list in one chain. */
+/* Unmap, unpin and uncharge what @fm mapped, and give it back to its pool. */
+static void mrrc_frwr_unmap(struct mrrc_cache *c, struct mrrc_frwr_mr *fm,
+			    bool broken)
+{
+	struct mrrc_frwr *f = c->frwr;
+
+	/*
+	 * A broken chain may have left this rkey valid: a peer could still
+	 * write through it.  Destroy the MR before its pages are unmapped
+	 * and unpinned, never after.
+	 */
+	if (broken) {
+		ib_dereg_mr(fm->mr);
+		fm->mr = NULL;
+	}
+	ib_dma_unmap_sg(f->pd->device, fm->sgt.sgl, fm->sgt.orig_nents,
+			DMA_BIDIRECTIONAL);
+	sg_free_table(&fm->sgt);
+	mrrc_frwr_release_pages(c, fm);
+	mrrc_frwr_put(f, fm, broken);
+}
+
+/* Invalidate up to MRRC_FRWR_CHAIN fast regions in one chain, and wait. */
 static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 				unsigned int n, struct ib_send_wr *wrs)
 {
-	struct ib_device *dev = c->frwr->pd->device;
-	struct mrrc_frwr *f = c->frwr;
 	unsigned int i;
 	bool broken;
 
@@ -917,36 +1026,151 @@ static void mrrc_frwr_inv_chain(struct mrrc_cache *c, struct mrrc_region **rs,
 		memset(&wrs[i], 0, sizeof(wrs[i]));
 		wrs[i].ex.invalidate_rkey = fm->mr->rkey;
 	}
-	broken = mrrc_frwr_inv_post(f, wrs, n);
+	broken = mrrc_frwr_inv_post(c->frwr, wrs, n);
 
 	for (i = 0; i < n; i++) {
-		struct mrrc_frwr_mr *fm = rs[i]->priv;
-
-		/*
-		 * A broken chain may have left this rkey valid: a peer could
-		 * still write through it.  Destroy the MR before its pages
-		 * are unmapped and unpinned, never after.
-		 */
-		if (broken) {
-			ib_dereg_mr(fm->mr);
-			fm->mr = NULL;
-		}
-		ib_dma_unmap_sg(dev, fm->sgt.sgl, fm->sgt.orig_nents,
-				DMA_BIDIRECTIONAL);
-		sg_free_table(&fm->sgt);
-		mrrc_frwr_release_pages(c, fm);
-		mrrc_frwr_put(f, fm, broken);
+		mrrc_frwr_unmap(c, rs[i]->priv, broken);
 		rs[i]->priv = NULL;
 		rs[i]->mr = NULL;
 	}
 }
 
-static void mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
-			    unsigned int n, u64 pages)
+/* Give back what a completed (or failed, or lost) pending chain held. */
+static void mrrc_frwr_batch_finish(struct mrrc_frwr *f,
+				   struct mrrc_frwr_batch *b)
+{
+	struct mrrc_cache *c = f->cache;
+	bool broken = b->w.error;
+	unsigned int i;
+
+	if (broken && b->qp_gen == f->qp_gen)
+		f->inv_failed = true;
+	for (i = 0; i < b->n; i++)
+		mrrc_frwr_unmap(c, b->fms[i], broken);
+	c->st.pinned_pages -= b->pages;
+	f->st.inv_pending -= b->n;
+	f->st.inv_pending_pages -= b->pages;
+	list_del(&b->node);
+	if (!b->w.abandoned)
+		kfree(b);
+}
+
+/*
+ * Finish every pending chain that has completed, oldest first (chains
+ * complete in the order they were posted), after polling the CQ if @poll.
+ * A QP that a chain left in the error state is reset once nothing is
+ * posted on it any more.
+ *
+ * Return: whether chains are still pending.
+ */
+static bool mrrc_frwr_reap(struct mrrc_frwr *f, bool poll)
+{
+	struct mrrc_frwr_batch *b, *tmp;
+
+	lockdep_assert_held(&f->cache->mutex);
+	if (list_empty(&f->pending))
+		return false;
+	if (poll)
+		ib_process_cq_direct(f->cq, -1);
+	list_for_each_entry_safe(b, tmp, &f->pending, node) {
+		if (!completion_done(&b->w.done))
+			break;
+		mrrc_frwr_batch_finish(f, b);
+	}
+	if (f->inv_failed && list_empty(&f->pending) && f->qp)
+		mrrc_frwr_qp_recover(f);
+	return !list_empty(&f->pending);
+}
+
+/*
+ * Wait for every pending chain, the newest standing for all of them, and
+ * finish them: a lost one is flushed or its QP replaced by
+ * mrrc_frwr_wait_done(), so this ends.
+ */
+static void mrrc_frwr_drain(struct mrrc_frwr *f)
+{
+	struct mrrc_frwr_batch *b;
+
+	while (mrrc_frwr_reap(f, true)) {
+		b = list_last_entry(&f->pending, struct mrrc_frwr_batch, node);
+		if (!completion_done(&b->w.done))
+			mrrc_frwr_wait_done(f, &b->w);
+	}
+}
+
+/*
+ * Post one chain of LOCAL_INV over @rs[0..n-1] without waiting; the MRs
+ * and their pages move from the regions to a batch on f->pending.
+ *
+ * Return: the user pages that stay pinned until the chain is reaped, or 0
+ * when it was invalidated synchronously instead (no memory for a batch).
+ */
+static u64 mrrc_frwr_inv_async(struct mrrc_cache *c, struct mrrc_region **rs,
+			       unsigned int n, struct ib_send_wr *wrs)
+{
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_batch *b;
+	unsigned int i;
+	u64 pages;
+
+	/* The QP must be out of the error state before anything is posted. */
+	mrrc_frwr_reap(f, true);
+	if (f->inv_failed)
+		mrrc_frwr_drain(f);
+	b = kmalloc(struct_size(b, fms, n), GFP_KERNEL);
+	if (!b) {
+		mrrc_frwr_inv_chain(c, rs, n, wrs);
+		return 0;
+	}
+	mrrc_frwr_wait_init(&b->w);
+	b->n = n;
+	b->pages = 0;
+	for (i = 0; i < n; i++) {
+		struct mrrc_frwr_mr *fm = rs[i]->priv;
+
+		b->fms[i] = fm;
+		b->pages += fm->npages;
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].opcode = IB_WR_LOCAL_INV;
+		wrs[i].ex.invalidate_rkey = fm->mr->rkey;
+		wrs[i].wr_cqe = &b->w.cqe_mid;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		rs[i]->priv = NULL;
+		rs[i]->mr = NULL;
+	}
+	wrs[n - 1].wr_cqe = &b->w.cqe_last;
+	wrs[n - 1].send_flags = IB_SEND_SIGNALED;
+	if (mrrc_frwr_inv_fault())
+		wrs[0].ex.invalidate_rkey ^= 1;
+	pages = b->pages;
+	b->qp_gen = f->qp_gen;
+	list_add_tail(&b->node, &f->pending);
+	f->st.inv_wrs += n;
+	f->st.inv_chains++;
+	f->st.inv_async++;
+	f->st.inv_pending += n;
+	f->st.inv_pending_pages += pages;
+
+	if (!f->qp) {
+		b->w.error = IB_WC_WR_FLUSH_ERR;
+		complete(&b->w.done);
+	} else if (ib_post_send(f->qp, wrs, NULL)) {
+		/* Part of the chain may be posted: the QP goes with it. */
+		mrrc_frwr_qp_replace(f, NULL);
+	}
+	/* Earlier chains, and on some devices this one, may be done. */
+	mrrc_frwr_reap(f, true);
+	return pages;
+}
+
+static u64 mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
+			   unsigned int n, u64 pages)
 {
 	struct mrrc_region *rs[MRRC_FRWR_CHAIN], *r;
+	bool async = mrrc_async_inval && c->mm;
 	struct ib_send_wr *wrs;
 	unsigned int k = 0;
+	u64 deferred = 0;
 
 	wrs = kcalloc(MRRC_FRWR_CHAIN, sizeof(*wrs), GFP_KERNEL);
 	list_for_each_entry(r, list, node) {
@@ -964,14 +1188,31 @@ static void mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
 			continue;
 		}
 		rs[k++] = r;
-		if (k == MRRC_FRWR_CHAIN) {
+		if (k < MRRC_FRWR_CHAIN)
+			continue;
+		if (async)
+			deferred += mrrc_frwr_inv_async(c, rs, k, wrs);
+		else
 			mrrc_frwr_inv_chain(c, rs, k, wrs);
-			k = 0;
-		}
+		k = 0;
 	}
-	if (k)
+	if (k && async)
+		deferred += mrrc_frwr_inv_async(c, rs, k, wrs);
+	else if (k)
 		mrrc_frwr_inv_chain(c, rs, k, wrs);
 	kfree(wrs);
+	return deferred;
+}
+
+static bool mrrc_frwr_reap_cache(struct mrrc_cache *c)
+{
+	return c->frwr && mrrc_frwr_reap(c->frwr, true);
+}
+
+static void mrrc_frwr_quiesce(struct mrrc_cache *c)
+{
+	if (c->frwr)
+		mrrc_frwr_drain(c->frwr);
 }
 
 const struct mrrc_registrar mrrc_registrar_fast = {
@@ -979,6 +1220,8 @@ const struct mrrc_registrar mrrc_registrar_fast = {
 	.pins = true,
 	.reg = mrrc_frwr_reg,
 	.dereg = mrrc_frwr_dereg,
+	.reap = mrrc_frwr_reap_cache,
+	.quiesce = mrrc_frwr_quiesce,
 };
 
 /* ---- byte-exact exposures ----------------------------------------------- */

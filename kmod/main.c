@@ -37,6 +37,11 @@ module_param_named(keepalive_ms, mrrc_keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
 		 "probe a connection idle this long with a zero-length RDMA WRITE, so a vanished peer is reported; 0 = never (default 5000)");
 
+bool mrrc_async_inval = true;
+module_param_named(async_inval, mrrc_async_inval, bool, 0644);
+MODULE_PARM_DESC(async_inval,
+		 "fast mode: evicted regions are invalidated by unsignalled LOCAL_INV chains completed in the background, and their pages unpinned then; N waits for every chain in the evicting call (default Y)");
+
 /*
  * An unsigned parameter with a range: a value outside it is refused with
  * -EINVAL, at load time (the module does not load) and through sysfs.

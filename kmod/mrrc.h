@@ -139,6 +139,7 @@ extern atomic_t mrrc_nr_ctx;
 extern ulong mrrc_default_max_pages;
 extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
+extern bool mrrc_async_inval;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;

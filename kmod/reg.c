@@ -52,8 +52,8 @@ static noinline int mrrc_ordinary_reg(struct mrrc_cache *c,
 
 ALLOW_ERROR_INJECTION(mrrc_ordinary_reg, ERRNO);
 
-static void mrrc_ordinary_dereg(struct mrrc_cache *c, struct list_head *list,
-				unsigned int n, u64 pages)
+static u64 mrrc_ordinary_dereg(struct mrrc_cache *c, struct list_head *list,
+			       unsigned int n, u64 pages)
 {
 	struct mrrc_region *r;
 
@@ -61,6 +61,7 @@ static void mrrc_ordinary_dereg(struct mrrc_cache *c, struct list_head *list,
 		ib_dereg_mr(r->mr);
 		r->mr = NULL;
 	}
+	return 0;
 }
 
 const struct mrrc_registrar mrrc_registrar_ordinary = {
@@ -79,12 +80,13 @@ static int mrrc_model_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	return 0;
 }
 
-static void mrrc_model_dereg(struct mrrc_cache *c, struct list_head *list,
-			     unsigned int n, u64 pages)
+static u64 mrrc_model_dereg(struct mrrc_cache *c, struct list_head *list,
+			    unsigned int n, u64 pages)
 {
 	c->st.model_cost_ns += (u64)c->cfg.dereg_ns_per_page * pages +
 			       (u64)c->cfg.dereg_ns_per_region * n +
 			       c->cfg.dereg_ns_per_op;
+	return 0;
 }
 
 const struct mrrc_registrar mrrc_registrar_model = {

@@ -964,11 +964,27 @@ static int wait_regions(int fd, uint64_t want)
 	return -1;
 }
 
+/*
+ * Wait (up to 5 s) until the cache holds @want pages pinned: in fast mode
+ * a region that leaves keeps its pages pinned until its LOCAL_INV chain
+ * has completed, which the module does not wait for (async_inval).
+ */
+static int wait_pinned(int fd, uint64_t want)
+{
+	for (int i = 0; i < 500; i++) {
+		if (stats(fd).pinned_pages == want)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
 FIXTURE(real) {
 	int fd;
 	char *buf;
 	size_t len;
 	long pin0;
+	bool set_async;		/* async_inval changed: back to Y */
 };
 
 FIXTURE_VARIANT(real) {
@@ -999,6 +1015,8 @@ FIXTURE_TEARDOWN(real)
 {
 	munmap(self->buf, self->len);
 	close(self->fd);
+	if (self->set_async)
+		param_rw("async_inval", "Y", 0, 1);
 }
 
 TEST_F(real, registration_pins_and_flush_unpins)
@@ -1032,6 +1050,7 @@ TEST_F(real, munmap_invalidates)
 	ASSERT_EQ(0, munmap(self->buf, self->len));
 	ASSERT_EQ(0, wait_regions(self->fd, 0));
 	ASSERT_EQ(1, stats(self->fd).invalidations);
+	ASSERT_EQ(0, wait_pinned(self->fd, 0));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 
 	again = mmap(self->buf, self->len, PROT_READ | PROT_WRITE,
@@ -1049,6 +1068,7 @@ TEST_F(real, partial_munmap_invalidates)
 			  MRRC_REG_RELEASE).ret);
 	ASSERT_EQ(0, munmap(self->buf + 4 * P, P));
 	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(0, wait_pinned(self->fd, 0));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 	/* The unmapped hole cannot be registered any more. */
 	ASSERT_NE(0, reg1(self->fd, (uintptr_t)self->buf, self->len, RW,
@@ -1067,6 +1087,7 @@ TEST_F(real, mremap_invalidates)
 		       MREMAP_MAYMOVE | MREMAP_FIXED, self->buf + 64 * P);
 	ASSERT_NE(MAP_FAILED, moved);
 	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(0, wait_pinned(self->fd, 0));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 	self->buf = moved;
 }
@@ -1077,6 +1098,7 @@ TEST_F(real, madv_dontneed_invalidates)
 			  MRRC_REG_RELEASE).ret);
 	ASSERT_EQ(0, madvise(self->buf, self->len, MADV_DONTNEED));
 	ASSERT_EQ(0, wait_regions(self->fd, 0));
+	ASSERT_EQ(0, wait_pinned(self->fd, 0));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 	ASSERT_EQ(1, stats(self->fd).invalidations);
 }
@@ -1167,7 +1189,7 @@ TEST_F(real, invalidated_in_use_goes_on_release)
 	ASSERT_EQ(0, wait_regions(self->fd, 0));
 	ASSERT_EQ(16, stats(self->fd).pinned_pages);
 	ASSERT_EQ(1, mrrc_release(self->fd, &o.req.handle, 1));
-	ASSERT_EQ(0, stats(self->fd).pinned_pages);
+	ASSERT_EQ(0, wait_pinned(self->fd, 0));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 }
 
@@ -1235,6 +1257,114 @@ TEST_F(real, one_invalidate_chain_per_batch)
 	ASSERT_EQ(1, st.inv_chains);
 	ASSERT_EQ(0, st.qp_resets);
 	ASSERT_EQ(self->pin0, vm_pin_kb());
+}
+
+/*
+ * This process's chains posted without waiting, summed over its caches
+ * (debugfs "caches", column inv_async); -1 if there is none.
+ */
+static long debugfs_inv_async(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/mrrc/caches", "re");
+	char line[512];
+	long sum = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *tok = strtok_r(line, " ", &save);
+		int col;
+
+		if (!tok || atoi(tok) != getpid())
+			continue;
+		for (col = 0; tok && col < 18; col++)
+			tok = strtok_r(NULL, " ", &save);
+		if (tok)
+			sum = (sum < 0 ? 0 : sum) + atol(tok);
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Eviction does not wait for its invalidation (async_inval=Y): the pages
+ * stay pinned until the LOCAL_INV chain has completed and are unpinned in
+ * the background, with no further call.  With async_inval=N they are
+ * unpinned before the evicting call returns.  FLUSH waits either way.
+ */
+TEST_F(real, evicted_pages_are_unpinned_in_the_background)
+{
+	struct mrrc_cache_stats st;
+
+	if (variant->mode != MRRC_MODE_FAST)
+		SKIP(return, "FRWR only");
+	self->set_async = true;
+	for (int async = 0; async < 2; async++) {
+		int fd = open_cache(MRRC_MODE_FAST, MRRC_POLICY_LRU, 4096, 4);
+		int i;
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, param_rw("async_inval", async ? "Y" : "N", 0, 1));
+		for (i = 0; i < 16; i++)
+			ASSERT_EQ(0, reg1(fd, (uintptr_t)self->buf + i * P, P,
+					  RW, MRRC_REG_RELEASE).ret);
+		st = stats(fd);
+		ASSERT_EQ(4, st.cached_regions);
+		ASSERT_EQ(12, st.evictions);
+		/* LRU evicts one region at a time: a chain each. */
+		ASSERT_EQ(12, st.inv_chains);
+		if (!async) {
+			ASSERT_EQ(4, st.pinned_pages);
+			ASSERT_EQ(0, debugfs_inv_async());
+		} else {
+			ASSERT_LE(4, st.pinned_pages);
+			ASSERT_EQ(0, wait_pinned(fd, 4))
+				TH_LOG("evicted pages still pinned after 5 s");
+			ASSERT_EQ(12, debugfs_inv_async());
+		}
+		ASSERT_EQ(self->pin0 + (long)(4 * P / 1024), vm_pin_kb());
+		ASSERT_EQ(0, stats(fd).qp_resets);
+		ASSERT_EQ(4, mrrc_flush(fd));
+		ASSERT_EQ(0, stats(fd).pinned_pages);
+		ASSERT_EQ(self->pin0, vm_pin_kb());
+		close(fd);
+	}
+}
+
+/*
+ * A process that evicts and dies at once: closing its context waits for
+ * the chains in flight, and nothing stays pinned or allocated.
+ */
+TEST_F(real, exit_with_invalidations_in_flight)
+{
+	struct mrrc_cache_stats g0 = { .size = sizeof(g0) }, g1 = g0;
+	int st;
+	pid_t pid;
+
+	if (variant->mode != MRRC_MODE_FAST)
+		SKIP(return, "FRWR only");
+	ASSERT_EQ(0, mrrc_global_stats(self->fd, &g0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open_cache(MRRC_MODE_FAST, MRRC_POLICY_MRE, 4096, 4);
+
+		if (fd < 0)
+			_exit(10);
+		for (int r = 0; r < 20; r++)
+			for (int i = 0; i < 16; i++)
+				if (reg1(fd, (uintptr_t)self->buf + i * P, P,
+					 r & 1 ? RW : 0, MRRC_REG_RELEASE).ret)
+					_exit(11);
+		_exit(0);	/* no FLUSH, no close */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, mrrc_global_stats(self->fd, &g1));
+	ASSERT_EQ(g0.pinned_pages, g1.pinned_pages);
+	ASSERT_EQ(g0.pool_mrs, g1.pool_mrs);
+	ASSERT_LT(g0.inv_chains, g1.inv_chains);
 }
 
 /* Larger than the biggest fast MR: registered the ordinary way. */

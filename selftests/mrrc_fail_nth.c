@@ -135,6 +135,7 @@ static const struct fn {
 	{ "mrrc_frwr_pin", -EFAULT, FN_SYNC },
 	{ "mrrc_frwr_post_wait", -EIO, FN_SYNC },
 	{ "mrrc_frwr_wait_check", -ETIMEDOUT, FN_SYNC },
+	{ "mrrc_frwr_inv_fault", 1, FN_SYNC },
 	{ "mrrc_conn_alloc", 0, FN_SYNC | FN_ASYNC },
 	{ "mrrc_conn_create_qp", -ENOMEM, FN_ASYNC },
 	{ "mrrc_data_init", -ENOMEM, FN_ASYNC },
@@ -542,6 +543,7 @@ FIXTURE(fail) {
 	uint8_t *buf, *sbuf, *cbuf;
 	uint32_t mode;
 	bool fresh;		/* reg: a new context for every round */
+	bool set_async;		/* async_inval changed: back to Y */
 	/* what the operation under test made */
 	int newfd;
 	uint32_t id;
@@ -636,6 +638,8 @@ FIXTURE_TEARDOWN(fail)
 		space_disarm();
 		set_phase(PH_ALLOC);
 	}
+	if (self->set_async)
+		param_rw("async_inval", "Y", 0, 1);
 	if (self->newfd >= 0)
 		close(self->newfd);
 	if (self->fd >= 0)
@@ -648,11 +652,20 @@ FIXTURE_TEARDOWN(fail)
 		munmap(self->buf, BUF_LEN);
 }
 
-/* No handle, no region in use, every pinned page in a cached region. */
+/*
+ * No handle, no region in use, every pinned page in a cached region once
+ * the invalidations in flight have completed (fast mode does not wait for
+ * them: up to 5 s for the module's reaper).
+ */
 static void cache_ok(struct __test_metadata *_metadata, int fd, uint32_t mode)
 {
 	struct mrrc_cache_stats st = stats(fd);
 
+	for (int i = 0; mode != MRRC_MODE_MODEL && i < 500 &&
+			st.pinned_pages != st.cached_pages; i++) {
+		usleep(10000);
+		st = stats(fd);
+	}
 	ASSERT_EQ(0, st.handles);
 	ASSERT_EQ(0, st.inuse_regions);
 	if (mode == MRRC_MODE_MODEL) {
@@ -1253,9 +1266,10 @@ static int release_op(FIXTURE_DATA(fail) *self)
 static void release_undo(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(fail) *self, int ret)
 {
-	struct mrrc_cache_stats st = stats(self->fd);
+	struct mrrc_cache_stats st;
 
 	cache_ok(_metadata, self->fd, MRRC_MODE_FAST);
+	st = stats(self->fd);
 	ASSERT_EQ(0, st.cached_regions);
 	ASSERT_EQ(0, st.pinned_pages);
 }
@@ -2169,6 +2183,71 @@ TEST_F_TIMEOUT(fail, revocation_survives_a_failed_invalidation,
 	shm->sweeps++;
 	shm->points[PH_FUNC]++;
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
+	all_clean(_metadata, self);
+}
+
+/*
+ * A LOCAL_INV chain that the device fails on the wire (mrrc_frwr_inv_fault
+ * makes its first work request name a wrong key), whether the release
+ * waits for it (async_inval=N) or leaves it in flight (Y): the chain's MRs
+ * are destroyed rather than reused, their pages are unpinned, the
+ * registration queue pair starts over and the next registration works.
+ */
+TEST_F_TIMEOUT(fail, a_failed_invalidation_destroys_its_mrs, SWEEP_TIMEOUT)
+{
+	FN_NTH_REQUIRE();
+	self->set_async = true;
+	for (int async = 0; async < 2; async++) {
+		struct mrrc_cache_stats st0, st;
+		unsigned int i, n = ARRAY_SIZE(self->seg);
+		bool fired;
+		int ret;
+
+		ASSERT_EQ(0, param_rw("async_inval", async ? "Y" : "N", 0, 1));
+		self->fd = ctx_open(MRRC_MODE_FAST, MRRC_POLICY_NONE);
+		ASSERT_LE(0, self->fd);
+		memset(self->req, 0, sizeof(self->req));
+		for (i = 0; i < 4; i++) {
+			self->req[i].addr = pg(self, 2 * i);
+			self->req[i].length = P;
+			self->req[i].access = RW;
+		}
+		ASSERT_EQ(4, mrrc_reg(self->fd, self->req, 4, self->seg, &n));
+		for (i = 0; i < 4; i++)
+			self->handles[i] = self->req[i].handle;
+		st0 = stats(self->fd);
+		ASSERT_EQ(4, st0.pinned_pages);
+
+		ASSERT_EQ(0, arm_one_fn("mrrc_frwr_inv_fault", 1));
+		ASSERT_EQ(0, nth_arm(self->nth, 1));
+		ret = mrrc_release(self->fd, self->handles, 4);
+		fired = nth_disarm(self->nth);
+		ASSERT_EQ(0, set_phase(PH_ALLOC));
+		ASSERT_TRUE(fired) TH_LOG("the release posted no invalidation");
+		ASSERT_EQ(4, ret);
+		cache_ok(_metadata, self->fd, MRRC_MODE_FAST);
+		st = stats(self->fd);
+		ASSERT_EQ(0, st.pinned_pages);
+		/* Policy none: each region goes in a chain of its own. */
+		ASSERT_EQ(st0.inv_chains + 4, st.inv_chains);
+		ASSERT_LE(st0.qp_resets + 1, st.qp_resets)
+			TH_LOG("the failed chain did not reset the queue pair");
+
+		/* The engine works again, with fresh MRs. */
+		n = ARRAY_SIZE(self->seg);
+		self->req[0].flags = MRRC_REG_RELEASE;
+		ASSERT_EQ(1, mrrc_reg(self->fd, self->req, 1, self->seg, &n));
+		ASSERT_EQ(0, self->req[0].status);
+		ASSERT_EQ(st.reg_wrs + 1, stats(self->fd).reg_wrs);
+		cache_ok(_metadata, self->fd, MRRC_MODE_FAST);
+		close(self->fd);
+		self->fd = -1;
+		ksft_print_msg("fail_nth: %-15s   1 function point (async_inval=%s): MRs destroyed, pages unpinned\n",
+			       "inv_broken", async ? "Y" : "N");
+		fflush(stdout);
+		shm->sweeps++;
+		shm->points[PH_FUNC]++;
+	}
 	all_clean(_metadata, self);
 }
 

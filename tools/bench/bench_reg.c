@@ -22,6 +22,11 @@
  * device for ordinary and fast registration, for the trace replay; then
  * deregistration batches of 1 to 256 regions against as many single
  * deregistrations, and the batch model b + N * c fitted to them.
+ *
+ * Last, a fast cache kept full (16 regions, LRU and MRE): every request is
+ * a miss that evicts, measured with the eviction's LOCAL_INV chain waited
+ * for (module parameter async_inval=N, "inval": "sync") and left to
+ * complete in the background (Y, "inval": "async", the default).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -35,6 +40,7 @@
 #include "libmrrc.h"
 
 #define RW MRRC_ACCESS_LOCAL_WRITE
+#define DEVICE "rxe0"
 #define MAX_ITERS 3000
 #define MIN_ITERS 20
 #define BUDGET_NS 400000000ull	/* per configuration */
@@ -117,7 +123,7 @@ static int open_ctx(uint32_t mode, uint32_t policy, uint64_t max_pages,
 
 	if (fd < 0)
 		die("open", fd);
-	ret = mrrc_bind(fd, "rxe0", NULL);
+	ret = mrrc_bind(fd, DEVICE, NULL);
 	if (ret)
 		die("bind", ret);
 	ret = mrrc_cache_config(fd, &cfg);
@@ -204,6 +210,8 @@ static struct result measure(enum mode m, size_t size)
 }
 
 static unsigned int cur_batch = 1;
+/* More keys for the lines being emitted: ,"key":"value"... or "". */
+static const char *cur_keys = "";
 
 static void emit(const char *metric, double value, const char *unit,
 		 const char *mode, size_t size, unsigned long regions,
@@ -211,8 +219,10 @@ static void emit(const char *metric, double value, const char *unit,
 {
 	printf("{\"bench\":\"reg\",\"metric\":\"%s\",\"value\":%.1f,\"unit\":\"%s\","
 	       "\"mode\":\"%s\",\"size_bytes\":%zu,\"regions\":%lu,"
-	       "\"batch\":%u,\"iterations\":%u,\"kver\":\"%s\"}\n",
-	       metric, value, unit, mode, size, regions, cur_batch, iters, kver);
+	       "\"batch\":%u,\"iterations\":%u,\"kver\":\"%s\","
+	       "\"device\":\"%s\"%s}\n",
+	       metric, value, unit, mode, size, regions, cur_batch, iters, kver,
+	       DEVICE, cur_keys);
 	fflush(stdout);
 }
 
@@ -453,6 +463,74 @@ static void batched_dereg(uint32_t mode, const char *name)
 	emit("cost_model_batch_c_ns", c, "ns", name, 4096, 1, IT);
 }
 
+static int set_async_inval(const char *v)
+{
+	FILE *f = fopen("/sys/module/mrrc/parameters/async_inval", "we");
+
+	if (!f)
+		return -errno;
+	fputs(v, f);
+	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * A full fast cache of 16 one-page regions cycled over 64 pages: every
+ * request misses and evicts (LRU: one region and one chain per miss; MRE:
+ * an eviction segment per round).  Per-request latency, with the
+ * eviction's chain waited for and not.
+ */
+static void evict_churn(void)
+{
+	static const uint32_t pol[] = { MRRC_POLICY_LRU, MRRC_POLICY_MRE };
+	static const char *const pol_name[] = { "lru", "mre" };
+	static uint64_t t[MAX_ITERS];
+	static char keys[64];
+	char *buf = map_populated(64 * 4096);
+
+	for (unsigned int p = 0; p < 2; p++) {
+		for (int async = 0; async < 2; async++) {
+			unsigned int i, n = 0;
+			uint64_t start;
+			struct result r;
+			int fd, ret;
+
+			if ((ret = set_async_inval(async ? "Y" : "N"))) {
+				fprintf(stderr, "bench_reg: async_inval: %s: no evict_churn lines\n",
+					strerror(-ret));
+				munmap(buf, 64 * 4096);
+				return;
+			}
+			fd = open_ctx(MRRC_MODE_FAST, pol[p], 65536, 16);
+			start = now_ns();
+			for (i = 0; i < MAX_ITERS + 32; i++) {
+				uint64_t t0 = now_ns();
+
+				ret = reg(fd, buf + (i % 64) * 4096, 4096,
+					  MRRC_REG_RELEASE, NULL);
+				if (ret)
+					die("evict reg", ret);
+				if (i >= 32)
+					t[n++] = now_ns() - t0;
+				if (n >= MIN_ITERS && now_ns() - start > BUDGET_NS)
+					break;
+			}
+			close(fd);
+			r = summarize(t, n);
+			snprintf(keys, sizeof(keys),
+				 ",\"policy\":\"%s\",\"inval\":\"%s\"",
+				 pol_name[p], async ? "async" : "sync");
+			cur_keys = keys;
+			emit("latency_median", r.median, "ns", "fast_evict", 4096,
+			     16, r.iters);
+			emit("latency_mean", r.mean, "ns", "fast_evict", 4096, 16,
+			     r.iters);
+			cur_keys = "";
+		}
+	}
+	set_async_inval("Y");
+	munmap(buf, 64 * 4096);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
@@ -503,5 +581,6 @@ int main(void)
 		emit("hit_latency_ratio_vs_10", h[k].median / h[0].median,
 		     "ratio", "cached", 4096, nregs[k], h[k].iters);
 	}
+	evict_churn();
 	return 0;
 }
