@@ -825,6 +825,59 @@ TEST(gdsf_batch_hand_computed_example)
 	close(fd);
 }
 
+/*
+ * GDSF's priority saturates instead of wrapping.  With a = b = 2^32 - 1 ns
+ * a one-page region's cost/size is (a + b) * 1024 = 2^43 - 2^11.  A used
+ * 2^21 + 1 times would have freq * cost/size = 2^64 + 2^43 - 2^32 - 2^11,
+ * which wraps to less than a fresh region's 2^43 - 2^11: C would then
+ * evict A, the hottest region, instead of B.
+ */
+TEST(gdsf_priority_saturates)
+{
+	const uint64_t ps = sysconf(_SC_PAGESIZE);
+	const uint64_t a = BASE, b = BASE + 10 * ps, c = BASE + 20 * ps;
+	struct mrrc_cache_config cfg = {
+		.reg_ns_per_page = UINT32_MAX, .reg_ns_per_op = UINT32_MAX,
+	};
+	enum { K = 4096 };
+	struct mrrc_reg_req *req = calloc(K, sizeof(*req));
+	struct mrrc_seg *seg = calloc(K, sizeof(*seg));
+	int fd;
+
+	P = ps;
+	ASSERT_TRUE(req && seg);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF, 2, 100);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, a, P, RW, MRRC_REG_RELEASE).req.result);
+	for (int i = 0; i < K; i++)
+		req[i] = (struct mrrc_reg_req){
+			.addr = a, .length = P, .access = RW,
+			.flags = MRRC_REG_RELEASE,
+		};
+	/* 2^21 hits: A's frequency becomes 2^21 + 1. */
+	for (int i = 0; i < (1 << 21) / K; i++) {
+		unsigned int n = K;
+
+		ASSERT_EQ(K, mrrc_reg(fd, req, K, seg, &n));
+	}
+	ASSERT_EQ(1 << 21, stats(fd).hit_exact);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, b, P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, c, P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(1, stats(fd).evictions);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, a, P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_EXACT,
+		  reg1(fd, c, P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(1, stats(fd).evictions);
+	close(fd);
+	free(req);
+	free(seg);
+}
+
 /* Switching policy with regions cached keeps every invariant. */
 TEST(policy_switch_with_regions_cached)
 {

@@ -15,6 +15,7 @@ cd "$top"
 n=$1
 resolve() { [ "$1" = debug ] && tools/vm/debug-kernel.sh || echo "$1"; }
 ka=$(resolve "$2") && kb=$(resolve "$3") || exit 1
+mkdir -p build
 for k in $(echo "$ka $kb" | tr ' ' '\n' | sort -u); do
 	make -s --no-print-directory module selftests initramfs KVER="$k" > build/pair-loop.build.log 2>&1 ||
 		{ cat build/pair-loop.build.log; exit 1; }
