@@ -56,7 +56,7 @@ TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
-	$(TESTS_DIR)/test_replay
+	$(TESTS_DIR)/test_replay $(TESTS_DIR)/test_abi_compat
 BENCHES := $(B)/bench-bin/mrrc_ops \
 	$(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
@@ -169,6 +169,12 @@ WRAP := -Wl,--wrap=ioctl -Wl,--wrap=open
 $(TESTS_DIR)/test_libmrrc: lib/tests/test_libmrrc.c $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIB_SRCS) $(WRAP) -lcmocka
+
+# Linked against the shared library, to reach its old symbol versions.
+$(TESTS_DIR)/test_abi_compat: lib/tests/test_abi_compat.c $(B)/lib/libmrrc.so.$(LIB_VERSION)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< -L$(B)/lib -lmrrc \
+		-Wl,-rpath,$(abspath $(B)/lib) -lcmocka
 
 $(TESTS_DIR)/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)

@@ -915,6 +915,13 @@ int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
 		}
 		e->mr[i] = ib_reg_user_mr(c->pd, segs[i].addr, segs[i].length,
 					  segs[i].addr, mrrc_ib_access(access));
+		if (PTR_ERR_OR_ZERO(e->mr[i]) == -ENOMEM && c->reg->quiesce) {
+			/* Evicted pages may hold the memlock budget: free it. */
+			c->reg->quiesce(c);
+			e->mr[i] = ib_reg_user_mr(c->pd, segs[i].addr,
+						  segs[i].length, segs[i].addr,
+						  mrrc_ib_access(access));
+		}
 		if (IS_ERR(e->mr[i])) {
 			ret = PTR_ERR(e->mr[i]);
 			e->mr[i] = NULL;

@@ -97,6 +97,8 @@ struct mrrc_frwr_mr {
  * @pending: invalidation chains nobody waits for (struct mrrc_frwr_batch),
  *	in the order they were posted
  * @qp_gen: bumped whenever @qp is reset or replaced
+ * @sq_used: work requests posted on @qp and not yet completed
+ * @sq_room: most work requests @qp and @cq can hold at once
  * @inv_failed: a pending chain failed on the current @qp, which is in the
  *	error state until the chains behind it have flushed and it is reset
  * @st: pool counters, copied into struct mrrc_cache_stats
@@ -116,6 +118,8 @@ struct mrrc_frwr {
 	struct mrrc_cache *cache;
 	struct list_head pending;
 	u32 qp_gen;
+	u32 sq_used;
+	u32 sq_room;
 	bool inv_failed;
 	struct mrrc_frwr_stats st;
 };
@@ -185,6 +189,8 @@ struct mrrc_frwr_batch {
 	struct mrrc_frwr_wait w;
 	struct list_head node;		/* f->pending */
 	u32 qp_gen;			/* f->qp_gen when posted */
+	u64 posted_ns;
+	bool posted;			/* holds n of f->sq_used */
 	unsigned int n;
 	u64 pages;
 	struct mrrc_frwr_mr *fms[];
@@ -267,6 +273,7 @@ static int mrrc_frwr_qp_recover(struct mrrc_frwr *f)
 
 	f->st.qp_resets++;
 	f->qp_gen++;
+	f->sq_used = 0;		/* called with nothing outstanding */
 	f->inv_failed = false;
 	ret = ib_modify_qp(f->qp, &attr, IB_QP_STATE);
 	if (!ret)
@@ -333,6 +340,7 @@ static void mrrc_frwr_qp_replace(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 
 	f->st.qp_resets++;
 	f->qp_gen++;
+	f->sq_used = 0;
 	f->inv_failed = false;
 	if (ret) {
 		pr_warn_ratelimited("cannot destroy the registration QP: %d\n",
@@ -342,6 +350,8 @@ static void mrrc_frwr_qp_replace(struct mrrc_frwr *f, struct mrrc_frwr_wait *w)
 		if (w)
 			w->abandoned = true;
 		list_for_each_entry(b, &f->pending, node) {
+			if (completion_done(&b->w.done))
+				continue;
 			b->w.abandoned = true;
 			if (!b->w.error)
 				b->w.error = IB_WC_WR_FLUSH_ERR;
@@ -396,22 +406,46 @@ static bool mrrc_frwr_reap(struct mrrc_frwr *f, bool poll);
 static void mrrc_frwr_drain(struct mrrc_frwr *f);
 
 /*
- * Post a chain and wait for its last work request.  The caller frees @w
- * with mrrc_frwr_wait_free() afterwards, whatever the result.  Pending
- * chains ahead of it complete first and are reaped on the way.
+ * Wait for the oldest pending chains until @n more work requests fit on
+ * the queue pair (and their completions, flushed ones included, on the
+ * CQ).  Only pending chains hold room: synchronous posts are waited for.
+ */
+static void mrrc_frwr_make_room(struct mrrc_frwr *f, unsigned int n)
+{
+	struct mrrc_frwr_batch *b;
+
+	while (f->sq_used + n > f->sq_room && mrrc_frwr_reap(f, true)) {
+		b = list_first_entry(&f->pending, struct mrrc_frwr_batch, node);
+		mrrc_frwr_wait_done(f, &b->w);
+	}
+}
+
+/*
+ * Post a chain of @n work requests and wait for its last one.  The caller
+ * frees @w with mrrc_frwr_wait_free() afterwards, whatever the result.
+ * Pending chains ahead of it complete first and are reaped on the way; if
+ * one of them failed, unseen yet, and this chain was flushed behind it,
+ * the queue pair is reset and the chain posted once more.
  */
 static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 					struct ib_send_wr *first,
+					unsigned int n,
 					struct mrrc_frwr_wait *w)
 {
+	bool ahead, retried = false;
+	u32 gen;
 	int ret;
 
+again:
 	/* A pending chain broke the QP: let it flush and start over first. */
 	mrrc_frwr_reap(f, true);
 	if (f->inv_failed)
 		mrrc_frwr_drain(f);
+	mrrc_frwr_make_room(f, n);
 	if (!f->qp)
 		return -EIO;
+	ahead = !list_empty(&f->pending);
+	gen = f->qp_gen;
 	ret = ib_post_send(f->qp, first, NULL);
 	if (ret) {
 		/*
@@ -423,10 +457,19 @@ static noinline int mrrc_frwr_post_wait(struct mrrc_frwr *f,
 		mrrc_frwr_reap(f, false);
 		return ret;
 	}
+	f->sq_used += n;
 	ret = mrrc_frwr_wait_done(f, w);
+	if (f->qp_gen == gen)
+		f->sq_used -= n;
 	if (!ret && w->error) {
 		mrrc_frwr_qp_recover(f);
 		ret = -EIO;
+		if (w->error == IB_WC_WR_FLUSH_ERR && ahead && !retried) {
+			retried = true;
+			mrrc_frwr_reap(f, false);
+			mrrc_frwr_wait_init(w);
+			goto again;
+		}
 	}
 	mrrc_frwr_reap(f, false);
 	return ret;
@@ -626,6 +669,7 @@ static noinline struct mrrc_frwr *mrrc_frwr_create(struct mrrc_cache *c)
 	f->pd = c->pd;
 	f->cache = c;
 	INIT_LIST_HEAD(&f->pending);
+	f->sq_room = MRRC_FRWR_SQ_DEPTH;
 	f->port = rdma_start_port(dev);
 
 	/* Classes 4, 16, 64, 256 pages ... and the device maximum. */
@@ -869,7 +913,7 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	rw.key = fm->mr->rkey;
 	rw.access = mrrc_ib_access(r->access);
 	f->st.reg_wrs++;
-	ret = mrrc_frwr_post_wait(f, &rw.wr, w);
+	ret = mrrc_frwr_post_wait(f, &rw.wr, 1, w);
 	mrrc_frwr_wait_free(w);
 	if (ret == -EIO || ret == -ETIMEDOUT) {
 		/*
@@ -986,7 +1030,7 @@ static bool mrrc_frwr_inv_post(struct mrrc_frwr *f, struct ib_send_wr *wrs,
 		wrs[0].ex.invalidate_rkey ^= 1;
 	f->st.inv_wrs += n;
 	f->st.inv_chains++;
-	broken = mrrc_frwr_post_wait(f, &wrs[0], w) != 0;
+	broken = mrrc_frwr_post_wait(f, &wrs[0], n, w) != 0;
 	mrrc_frwr_wait_free(w);
 	return broken;
 }
@@ -1003,8 +1047,16 @@ static void mrrc_frwr_unmap(struct mrrc_cache *c, struct mrrc_frwr_mr *fm,
 	 * and unpinned, never after.
 	 */
 	if (broken) {
-		ib_dereg_mr(fm->mr);
+		int ret = ib_dereg_mr(fm->mr);
+
 		fm->mr = NULL;
+		if (ret) {
+			/* The key may still reach the pages: they stay. */
+			pr_warn_ratelimited("cannot destroy an MR whose invalidation failed (%d): its pages stay pinned\n",
+					    ret);
+			mrrc_frwr_put(f, fm, true);
+			return;
+		}
 	}
 	ib_dma_unmap_sg(f->pd->device, fm->sgt.sgl, fm->sgt.orig_nents,
 			DMA_BIDIRECTIONAL);
@@ -1045,6 +1097,8 @@ static void mrrc_frwr_batch_finish(struct mrrc_frwr *f,
 
 	if (broken && b->qp_gen == f->qp_gen)
 		f->inv_failed = true;
+	if (b->posted && b->qp_gen == f->qp_gen)
+		f->sq_used -= b->n;
 	for (i = 0; i < b->n; i++)
 		mrrc_frwr_unmap(c, b->fms[i], broken);
 	c->st.pinned_pages -= b->pages;
@@ -1083,18 +1137,18 @@ static bool mrrc_frwr_reap(struct mrrc_frwr *f, bool poll)
 }
 
 /*
- * Wait for every pending chain, the newest standing for all of them, and
- * finish them: a lost one is flushed or its QP replaced by
- * mrrc_frwr_wait_done(), so this ends.
+ * Wait for every pending chain, oldest first, and finish them: a lost one
+ * is flushed or its QP replaced by mrrc_frwr_wait_done(), so this ends.
  */
 static void mrrc_frwr_drain(struct mrrc_frwr *f)
 {
 	struct mrrc_frwr_batch *b;
 
+	lockdep_assert_held(&f->cache->mutex);
+	/* reap() stops at the oldest chain that has not completed. */
 	while (mrrc_frwr_reap(f, true)) {
-		b = list_last_entry(&f->pending, struct mrrc_frwr_batch, node);
-		if (!completion_done(&b->w.done))
-			mrrc_frwr_wait_done(f, &b->w);
+		b = list_first_entry(&f->pending, struct mrrc_frwr_batch, node);
+		mrrc_frwr_wait_done(f, &b->w);
 	}
 }
 
@@ -1117,7 +1171,8 @@ static u64 mrrc_frwr_inv_async(struct mrrc_cache *c, struct mrrc_region **rs,
 	mrrc_frwr_reap(f, true);
 	if (f->inv_failed)
 		mrrc_frwr_drain(f);
-	b = kmalloc(struct_size(b, fms, n), GFP_KERNEL);
+	mrrc_frwr_make_room(f, n);
+	b = kmalloc(struct_size(b, fms, n), GFP_KERNEL_ACCOUNT);
 	if (!b) {
 		mrrc_frwr_inv_chain(c, rs, n, wrs);
 		return 0;
@@ -1125,6 +1180,7 @@ static u64 mrrc_frwr_inv_async(struct mrrc_cache *c, struct mrrc_region **rs,
 	mrrc_frwr_wait_init(&b->w);
 	b->n = n;
 	b->pages = 0;
+	b->posted = false;
 	for (i = 0; i < n; i++) {
 		struct mrrc_frwr_mr *fm = rs[i]->priv;
 
@@ -1151,12 +1207,16 @@ static u64 mrrc_frwr_inv_async(struct mrrc_cache *c, struct mrrc_region **rs,
 	f->st.inv_pending += n;
 	f->st.inv_pending_pages += pages;
 
+	b->posted_ns = ktime_get_ns();
 	if (!f->qp) {
 		b->w.error = IB_WC_WR_FLUSH_ERR;
 		complete(&b->w.done);
 	} else if (ib_post_send(f->qp, wrs, NULL)) {
 		/* Part of the chain may be posted: the QP goes with it. */
 		mrrc_frwr_qp_replace(f, NULL);
+	} else {
+		b->posted = true;
+		f->sq_used += n;
 	}
 	/* Earlier chains, and on some devices this one, may be done. */
 	mrrc_frwr_reap(f, true);
@@ -1204,9 +1264,23 @@ static u64 mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
 	return deferred;
 }
 
+/*
+ * The cache's reaper, every tick while chains are pending.  A chain that
+ * has waited MRRC_FRWR_WAIT_S is lost: mrrc_frwr_drain() flushes it or
+ * replaces the queue pair, so that its pages do not stay pinned until the
+ * process happens to call again.
+ */
 static bool mrrc_frwr_reap_cache(struct mrrc_cache *c)
 {
-	return c->frwr && mrrc_frwr_reap(c->frwr, true);
+	struct mrrc_frwr *f = c->frwr;
+	struct mrrc_frwr_batch *b;
+
+	if (!f || !mrrc_frwr_reap(f, true))
+		return false;
+	b = list_first_entry(&f->pending, struct mrrc_frwr_batch, node);
+	if (ktime_get_ns() - b->posted_ns > MRRC_FRWR_WAIT_NS)
+		mrrc_frwr_drain(f);
+	return !list_empty(&f->pending);
 }
 
 static void mrrc_frwr_quiesce(struct mrrc_cache *c)
@@ -1351,7 +1425,7 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 	rw[n - 1].wr.wr_cqe = &w->cqe_last;
 	rw[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 	f->st.reg_wrs += n;
-	ret = mrrc_frwr_post_wait(f, &rw[0].wr, w);
+	ret = mrrc_frwr_post_wait(f, &rw[0].wr, n, w);
 	mrrc_frwr_wait_free(w);
 	if (ret) {
 		/* Some of the chain may have registered: destroy them all. */

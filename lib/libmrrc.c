@@ -3,6 +3,7 @@
  * libmrrc - thin user-space library for /dev/mrrc.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,23 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#define LIBMRRC_INTERNAL
 #include "libmrrc.h"
 
 #define MRRC_EXPORT __attribute__((visibility("default")))
+
+/*
+ * An entry point of an older symbol version, kept for programs linked
+ * against it: @impl becomes @name@@@ver (the non-default version).
+ */
+#define MRRC_COMPAT(impl, name, ver) \
+	__asm__(".symver " #impl ", " #name "@" #ver)
+
+/* A caller's size: at least the members the call sets, and a __u32. */
+static int mrrc_size_ok(const void *p, size_t size, size_t min)
+{
+	return p && size >= min && size <= UINT32_MAX;
+}
 
 /* The one place every command goes through. */
 static int mrrc_ioctl(int fd, unsigned long cmd, void *arg)
@@ -192,24 +207,53 @@ MRRC_EXPORT int mrrc_flush(int fd)
 	return ret ? ret : (int)f.regions;
 }
 
-MRRC_EXPORT int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st)
+static int mrrc_stats(int fd, struct mrrc_cache_stats *st, size_t size,
+		      uint32_t flags)
 {
-	if (!st)
+	if (!mrrc_size_ok(st, size, offsetof(struct mrrc_cache_stats, flags) +
+			  sizeof(st->flags)))
 		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
+	/* Never a byte past the caller's structure. */
+	memset(st, 0, size);
+	st->size = size;
+	st->flags = flags;
 	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
 }
 
-/* Counters summed over every context of the module; any fd will do. */
-MRRC_EXPORT int mrrc_global_stats(int fd, struct mrrc_cache_stats *st)
+MRRC_EXPORT int mrrc_cache_stats_sized(int fd, struct mrrc_cache_stats *st,
+				       size_t size)
 {
-	if (!st)
-		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	st->flags = MRRC_STATS_GLOBAL;
-	return mrrc_ioctl(fd, MRRC_IOC_CACHE_STATS, st);
+	return mrrc_stats(fd, st, size, 0);
+}
+
+MRRC_EXPORT int mrrc_global_stats_sized(int fd, struct mrrc_cache_stats *st,
+					size_t size)
+{
+	return mrrc_stats(fd, st, size, MRRC_STATS_GLOBAL);
+}
+
+/*
+ * libmrrc 0.1.0's mrrc_cache_stats@MRRC_0.2 and mrrc_global_stats@MRRC_0.2
+ * took no size and filled the structure as the library knew it, which
+ * overran programs built against an older header.  They now fill it as
+ * it was when MRRC_0.2 came (184 bytes, up to mre_recency), never more.
+ */
+#define MRRC_CACHE_STATS_SIZE_0_2	184
+
+MRRC_EXPORT int mrrc_cache_stats_0_2(int fd, struct mrrc_cache_stats *st);
+MRRC_EXPORT int mrrc_global_stats_0_2(int fd, struct mrrc_cache_stats *st);
+MRRC_COMPAT(mrrc_cache_stats_0_2, mrrc_cache_stats, MRRC_0.2);
+MRRC_COMPAT(mrrc_global_stats_0_2, mrrc_global_stats, MRRC_0.2);
+
+MRRC_EXPORT int mrrc_cache_stats_0_2(int fd, struct mrrc_cache_stats *st)
+{
+	return mrrc_stats(fd, st, MRRC_CACHE_STATS_SIZE_0_2, 0);
+}
+
+MRRC_EXPORT int mrrc_global_stats_0_2(int fd, struct mrrc_cache_stats *st)
+{
+	return mrrc_stats(fd, st, MRRC_CACHE_STATS_SIZE_0_2,
+			  MRRC_STATS_GLOBAL);
 }
 
 /* ---- connections and the data path ------------------------------------- */
@@ -314,14 +358,29 @@ MRRC_EXPORT int mrrc_destroy(int fd, uint32_t id)
 	return mrrc_conn_ioctl(fd, MRRC_IOC_DESTROY, id, 0);
 }
 
-MRRC_EXPORT int mrrc_conn_query(int fd, uint32_t id, struct mrrc_conn_query *q)
+MRRC_EXPORT int mrrc_conn_query_sized(int fd, uint32_t id,
+				      struct mrrc_conn_query *q, size_t size)
 {
-	if (!q)
+	if (!mrrc_size_ok(q, size, offsetof(struct mrrc_conn_query, id) +
+			  sizeof(q->id)))
 		return -EINVAL;
-	memset(q, 0, sizeof(*q));
-	q->size = sizeof(*q);
+	memset(q, 0, size);
+	q->size = size;
 	q->id = id;
 	return mrrc_ioctl(fd, MRRC_IOC_CONN_QUERY, q);
+}
+
+/* As for the statistics: mrrc_conn_query@MRRC_0.3 fills 0.3's 104 bytes. */
+#define MRRC_CONN_QUERY_SIZE_0_3	104
+
+MRRC_EXPORT int mrrc_conn_query_0_3(int fd, uint32_t id,
+				    struct mrrc_conn_query *q);
+MRRC_COMPAT(mrrc_conn_query_0_3, mrrc_conn_query, MRRC_0.3);
+
+MRRC_EXPORT int mrrc_conn_query_0_3(int fd, uint32_t id,
+				    struct mrrc_conn_query *q)
+{
+	return mrrc_conn_query_sized(fd, id, q, MRRC_CONN_QUERY_SIZE_0_3);
 }
 
 MRRC_EXPORT int mrrc_post(int fd, const struct mrrc_wr *wrs,

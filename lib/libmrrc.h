@@ -35,8 +35,15 @@ int mrrc_reg(int fd, struct mrrc_reg_req *reqs, unsigned int count,
 	     struct mrrc_seg *segs, unsigned int *nsegs);
 int mrrc_release(int fd, const uint32_t *handles, unsigned int count);
 int mrrc_flush(int fd);
-int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st);
-int mrrc_global_stats(int fd, struct mrrc_cache_stats *st);
+/*
+ * Calls that fill a structure the ABI may grow take the caller's size
+ * (sizeof as it was compiled): the inline wrappers below pass it, so a
+ * program keeps working with a later libmrrc whose structures grew.
+ */
+int mrrc_cache_stats_sized(int fd, struct mrrc_cache_stats *st,
+			   size_t size);
+int mrrc_global_stats_sized(int fd, struct mrrc_cache_stats *st,
+			    size_t size);
 
 /* Connections and the data path (MRRC_FEATURE_DATA). */
 struct sockaddr;
@@ -49,7 +56,8 @@ int mrrc_accept(int fd, uint32_t id, uint64_t user_data);
 int mrrc_reject(int fd, uint32_t id);
 int mrrc_disconnect(int fd, uint32_t id);
 int mrrc_destroy(int fd, uint32_t id);
-int mrrc_conn_query(int fd, uint32_t id, struct mrrc_conn_query *q);
+int mrrc_conn_query_sized(int fd, uint32_t id, struct mrrc_conn_query *q,
+			  size_t size);
 int mrrc_post(int fd, const struct mrrc_wr *wrs, unsigned int count,
 	      unsigned int *done);
 int mrrc_poll_cq(int fd, struct mrrc_cqe *cqes, unsigned int max);
@@ -72,6 +80,25 @@ int mrrc_frrwp_read(int fd, uint32_t conn, void *buf, size_t len, int mode,
 		    int timeout_ms);
 int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		     int timeout_ms);
+
+#ifndef LIBMRRC_INTERNAL
+static inline int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st)
+{
+	return mrrc_cache_stats_sized(fd, st, sizeof(*st));
+}
+
+/* Counters summed over every context of the module; any fd will do. */
+static inline int mrrc_global_stats(int fd, struct mrrc_cache_stats *st)
+{
+	return mrrc_global_stats_sized(fd, st, sizeof(*st));
+}
+
+static inline int mrrc_conn_query(int fd, uint32_t id,
+				  struct mrrc_conn_query *q)
+{
+	return mrrc_conn_query_sized(fd, id, q, sizeof(*q));
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -1351,6 +1351,8 @@ TEST_F(real, evicted_pages_are_unpinned_in_the_background)
 
 	if (variant->mode != MRRC_MODE_FAST)
 		SKIP(return, "FRWR only");
+	if (debugfs_inv_async() < 0)
+		SKIP(return, "needs root and debugfs");
 	self->set_async = true;
 	for (int async = 0; async < 2; async++) {
 		int fd = open_cache(MRRC_MODE_FAST, MRRC_POLICY_LRU, 4096, 4);
@@ -1370,7 +1372,6 @@ TEST_F(real, evicted_pages_are_unpinned_in_the_background)
 			ASSERT_EQ(4, st.pinned_pages);
 			ASSERT_EQ(0, debugfs_inv_async());
 		} else {
-			ASSERT_LE(4, st.pinned_pages);
 			ASSERT_EQ(0, wait_pinned(fd, 4))
 				TH_LOG("evicted pages still pinned after 5 s");
 			ASSERT_EQ(12, debugfs_inv_async());
@@ -1385,8 +1386,10 @@ TEST_F(real, evicted_pages_are_unpinned_in_the_background)
 }
 
 /*
- * A process that evicts and dies at once: closing its context waits for
- * the chains in flight, and nothing stays pinned or allocated.
+ * A process that evicts and dies at once, without FLUSH or close: the
+ * context's end waits for whatever chains are still in flight (how many
+ * are is up to the device's timing), and nothing stays pinned or
+ * allocated.
  */
 TEST_F(real, exit_with_invalidations_in_flight)
 {

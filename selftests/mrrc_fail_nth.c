@@ -2200,6 +2200,8 @@ TEST_F_TIMEOUT(fail, a_failed_invalidation_destroys_its_mrs, SWEEP_TIMEOUT)
 	for (int async = 0; async < 2; async++) {
 		struct mrrc_cache_stats st0, st;
 		unsigned int i, n = ARRAY_SIZE(self->seg);
+		struct mrrc_reg_req again[8];
+		uint32_t mr[4];
 		bool fired;
 		int ret;
 
@@ -2213,8 +2215,10 @@ TEST_F_TIMEOUT(fail, a_failed_invalidation_destroys_its_mrs, SWEEP_TIMEOUT)
 			self->req[i].access = RW;
 		}
 		ASSERT_EQ(4, mrrc_reg(self->fd, self->req, 4, self->seg, &n));
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 4; i++) {
 			self->handles[i] = self->req[i].handle;
+			mr[i] = self->seg[i].lkey >> 8;
+		}
 		st0 = stats(self->fd);
 		ASSERT_EQ(4, st0.pinned_pages);
 
@@ -2233,12 +2237,28 @@ TEST_F_TIMEOUT(fail, a_failed_invalidation_destroys_its_mrs, SWEEP_TIMEOUT)
 		ASSERT_LE(st0.qp_resets + 1, st.qp_resets)
 			TH_LOG("the failed chain did not reset the queue pair");
 
-		/* The engine works again, with fresh MRs. */
+		/*
+		 * The engine works again, and the failed chain's MR (policy
+		 * none: each region goes in a chain of its own, the first
+		 * one is the failed one) does not come back from the pools,
+		 * by its index (the key without its key byte): it was
+		 * destroyed, not reused.
+		 */
 		n = ARRAY_SIZE(self->seg);
-		self->req[0].flags = MRRC_REG_RELEASE;
-		ASSERT_EQ(1, mrrc_reg(self->fd, self->req, 1, self->seg, &n));
-		ASSERT_EQ(0, self->req[0].status);
-		ASSERT_EQ(st.reg_wrs + 1, stats(self->fd).reg_wrs);
+		memset(again, 0, sizeof(again));
+		for (i = 0; i < 8; i++) {
+			again[i].addr = pg(self, 2 * i);
+			again[i].length = P;
+			again[i].access = RW;
+		}
+		ASSERT_EQ(8, mrrc_reg(self->fd, again, 8, self->seg, &n));
+		ASSERT_EQ(st.reg_wrs + 8, stats(self->fd).reg_wrs);
+		for (i = 0; i < 8; i++) {
+			self->handles[i] = again[i].handle;
+			ASSERT_NE(mr[0], self->seg[i].lkey >> 8)
+				TH_LOG("the failed chain's MR was reused");
+		}
+		ASSERT_EQ(8, mrrc_release(self->fd, self->handles, 8));
 		cache_ok(_metadata, self->fd, MRRC_MODE_FAST);
 		close(self->fd);
 		self->fd = -1;

@@ -157,7 +157,7 @@ check "userspace builds with -Wall -Wextra -Werror" \
 	make -s lib tools selftests unit-tests
 check "library exports only versioned mrrc_ symbols" \
 	sh -c "nm -D --defined-only $B/lib/libmrrc.so | awk '\$2 == \"T\" { print \$3 }' |
-		grep -v '^mrrc_[a-z_]*@@MRRC_0\.[0-9]*\$' | grep . && exit 1 || exit 0"
+		grep -v '^mrrc_[a-z_0-9]*@@\{0,1\}MRRC_0\.[0-9]*\$' | grep . && exit 1 || exit 0"
 check "make install DESTDIR= PREFIX=/usr" \
 	sh -c "rm -rf $B/destdir && make -s install DESTDIR=$B/destdir PREFIX=/usr &&
 		test -f $B/destdir/usr/include/mrrc/libmrrc.h &&
@@ -170,9 +170,10 @@ section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
 cmocka mrrc-replay "$B/tests/test_replay"
+cmocka libmrrc-abi-compat "$B/tests/test_abi_compat"
 check "unit tests build with ASan+UBSan" make -s unit-tests TESTS_DIR="$B/tests-asan" \
 	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-for t in test_libmrrc test_mrrc_tool test_replay; do
+for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat; do
 	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
 	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
