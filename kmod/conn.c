@@ -166,15 +166,25 @@ void mrrc_conn_fail(struct mrrc_conn *conn, int status)
 	spin_unlock_bh(&conn->lock);
 }
 
-/* Close from a CM handler: flush, move the QP to error and wait. */
+/*
+ * Close from a CM handler: flush, move the QP to error and wait.  When the
+ * peer disconnected, what it sent before it went is honoured first: its
+ * messages already received (a SEND_DONE, a CRW_DONE) complete their
+ * operations while the queue pair drains, and only what is still waiting
+ * afterwards is flushed.
+ */
 static void mrrc_conn_close(struct mrrc_conn *conn, int event, int status)
 {
 	mrrc_conn_unpend(conn);
-	mrrc_data_flush(conn, status);
+	if (event == MRRC_EVENT_DISCONNECTED)
+		mrrc_data_quiesce(conn, status);
+	else
+		mrrc_data_flush(conn, status);
 	if (conn->qp && !conn->drained) {
 		ib_drain_qp(conn->qp);
 		conn->drained = true;
 	}
+	mrrc_data_flush(conn, status);
 	mrrc_conn_event(conn, event, status);
 }
 
@@ -793,7 +803,8 @@ int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 	mrrc_sockaddr_to_addr(&conn->local, &q->local);
 	mrrc_sockaddr_to_addr(&conn->peer_addr, &q->peer);
 	spin_lock_bh(&conn->lock);
-	q->state = conn->state;
+	q->state = conn->state == MRRC_CS_DRAINING ? MRRC_CS_CLOSED :
+						      conn->state;
 	q->ops = conn->nops;
 	q->credits = max(conn->credits, 0);
 	q->posted = conn->st.posted;

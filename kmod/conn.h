@@ -207,6 +207,11 @@ enum mrrc_conn_kstate {
 	MRRC_CS_REQUESTED = MRRC_CONN_REQUESTED,
 	MRRC_CS_ESTABLISHED = MRRC_CONN_ESTABLISHED,
 	MRRC_CS_CLOSED = MRRC_CONN_CLOSED,
+	/*
+	 * The peer disconnected: what it sent before is still handled while
+	 * the queue pair drains, nothing new is posted; shown as CLOSED.
+	 */
+	MRRC_CS_DRAINING = 100,
 };
 
 #define MRRC_EVENT_SLOTS	(MRRC_EVENT_ERROR + 1)
@@ -348,6 +353,7 @@ int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q);
 int mrrc_data_init(struct mrrc_conn *conn);
 void mrrc_data_start(struct mrrc_conn *conn);
 void mrrc_data_flush(struct mrrc_conn *conn, int status);
+void mrrc_data_quiesce(struct mrrc_conn *conn, int status);
 void mrrc_data_cleanup(struct mrrc_conn *conn);
 void mrrc_keepalive_work(struct work_struct *work);
 void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d);

@@ -348,6 +348,22 @@ void mrrc_data_flush(struct mrrc_conn *conn, int status)
 	spin_unlock_bh(&conn->lock);
 }
 
+/**
+ * mrrc_data_quiesce() - the peer is gone: post nothing more, yet handle
+ *	what it sent before, until mrrc_data_flush()
+ * @conn: the connection
+ * @status: what flushed work requests complete with meanwhile
+ */
+void mrrc_data_quiesce(struct mrrc_conn *conn, int status)
+{
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MRRC_CS_ESTABLISHED) {
+		conn->state = MRRC_CS_DRAINING;
+		conn->close_status = status;
+	}
+	spin_unlock_bh(&conn->lock);
+}
+
 /* ---- sending ------------------------------------------------------------ */
 
 static void mrrc_msg_unmap(struct mrrc_conn *conn, struct mrrc_op *op)
@@ -790,6 +806,10 @@ static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		mrrc_rx_handle(conn, rx);
 		mrrc_conn_kick(conn);
 		break;
+	case MRRC_CS_DRAINING:
+		/* Sent before the peer left: handled; nothing is posted. */
+		mrrc_rx_handle(conn, rx);
+		break;
 	case MRRC_CS_CLOSED:
 		break;
 	default:
@@ -904,7 +924,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	if (atomic_read(&ctx->nops) >= READ_ONCE(mrrc_max_ops))
 		return -EAGAIN;
 	spin_lock_bh(&conn->lock);
-	if (conn->state == MRRC_CS_CLOSED)
+	if (conn->state == MRRC_CS_CLOSED || conn->state == MRRC_CS_DRAINING)
 		ret = -ENOTCONN;
 	else if (conn->nops >= MRRC_CONN_MAX_OPS)
 		ret = -EAGAIN;
@@ -971,7 +991,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	kref_get(&conn->ref);
 
 	spin_lock_bh(&conn->lock);
-	if (conn->state == MRRC_CS_CLOSED) {
+	if (conn->state == MRRC_CS_CLOSED || conn->state == MRRC_CS_DRAINING) {
 		spin_unlock_bh(&conn->lock);
 		mrrc_conn_put(conn);
 		ret = -ENOTCONN;
