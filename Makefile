@@ -49,6 +49,8 @@ DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
 LIB_SRCS := lib/libmrrc.c lib/frrwp.c
 LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
+# The shared library's own objects: with its old symbol versions.
+LIB_SO_OBJS := $(patsubst lib/%.c,$(B)/lib/so/%.o,$(LIB_SRCS))
 LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
 	tools/mrrc/stat.c
@@ -104,9 +106,13 @@ $(B)/lib/%.o: lib/%.c $(LIB_HDRS) lib/libmrrc.map
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
-$(B)/lib/libmrrc.so.$(LIB_VERSION): $(LIB_OBJS) lib/libmrrc.map
+$(B)/lib/so/%.o: lib/%.c $(LIB_HDRS) lib/libmrrc.map
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -DMRRC_SHARED -c -o $@ $<
+
+$(B)/lib/libmrrc.so.$(LIB_VERSION): $(LIB_SO_OBJS) lib/libmrrc.map
 	$(CC) -shared -Wl,-soname,libmrrc.so.$(LIB_MAJOR) \
-		-Wl,--version-script=lib/libmrrc.map -o $@ $(LIB_OBJS)
+		-Wl,--version-script=lib/libmrrc.map -o $@ $(LIB_SO_OBJS)
 	ln -sf libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.so.$(LIB_MAJOR)
 	ln -sf libmrrc.so.$(LIB_MAJOR) $(B)/lib/libmrrc.so
 

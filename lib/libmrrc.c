@@ -21,10 +21,15 @@
 
 /*
  * An entry point of an older symbol version, kept for programs linked
- * against it: @impl becomes @name@@@ver (the non-default version).
+ * against the shared library: @impl becomes name@ver (not the default
+ * version).  Only in the shared library's objects (MRRC_SHARED): in the
+ * archive such aliases would break whoever links it into a library of
+ * their own.
  */
+#ifdef MRRC_SHARED
 #define MRRC_COMPAT(impl, name, ver) \
 	__asm__(".symver " #impl ", " #name "@" #ver)
+#endif
 
 /* A caller's size: at least the members the call sets, and a __u32. */
 static int mrrc_size_ok(const void *p, size_t size, size_t min)
@@ -207,11 +212,14 @@ MRRC_EXPORT int mrrc_flush(int fd)
 	return ret ? ret : (int)f.regions;
 }
 
+/* The first sizes of the structures, the smallest the module accepts. */
+#define MRRC_CACHE_STATS_SIZE_0_2	184
+#define MRRC_CONN_QUERY_SIZE_0_3	104
+
 static int mrrc_stats(int fd, struct mrrc_cache_stats *st, size_t size,
 		      uint32_t flags)
 {
-	if (!mrrc_size_ok(st, size, offsetof(struct mrrc_cache_stats, flags) +
-			  sizeof(st->flags)))
+	if (!mrrc_size_ok(st, size, MRRC_CACHE_STATS_SIZE_0_2))
 		return -EINVAL;
 	/* Never a byte past the caller's structure. */
 	memset(st, 0, size);
@@ -232,13 +240,15 @@ MRRC_EXPORT int mrrc_global_stats_sized(int fd, struct mrrc_cache_stats *st,
 	return mrrc_stats(fd, st, size, MRRC_STATS_GLOBAL);
 }
 
+#ifdef MRRC_COMPAT
 /*
  * libmrrc 0.1.0's mrrc_cache_stats@MRRC_0.2 and mrrc_global_stats@MRRC_0.2
  * took no size and filled the structure as the library knew it, which
  * overran programs built against an older header.  They now fill it as
- * it was when MRRC_0.2 came (184 bytes, up to mre_recency), never more.
+ * it was when each came: 184 bytes (up to mre_recency) for the cache's,
+ * 280 (up to caches) for the global one, never more.
  */
-#define MRRC_CACHE_STATS_SIZE_0_2	184
+#define MRRC_GLOBAL_STATS_SIZE_0_2	280
 
 MRRC_EXPORT int mrrc_cache_stats_0_2(int fd, struct mrrc_cache_stats *st);
 MRRC_EXPORT int mrrc_global_stats_0_2(int fd, struct mrrc_cache_stats *st);
@@ -252,9 +262,10 @@ MRRC_EXPORT int mrrc_cache_stats_0_2(int fd, struct mrrc_cache_stats *st)
 
 MRRC_EXPORT int mrrc_global_stats_0_2(int fd, struct mrrc_cache_stats *st)
 {
-	return mrrc_stats(fd, st, MRRC_CACHE_STATS_SIZE_0_2,
+	return mrrc_stats(fd, st, MRRC_GLOBAL_STATS_SIZE_0_2,
 			  MRRC_STATS_GLOBAL);
 }
+#endif
 
 /* ---- connections and the data path ------------------------------------- */
 
@@ -361,8 +372,7 @@ MRRC_EXPORT int mrrc_destroy(int fd, uint32_t id)
 MRRC_EXPORT int mrrc_conn_query_sized(int fd, uint32_t id,
 				      struct mrrc_conn_query *q, size_t size)
 {
-	if (!mrrc_size_ok(q, size, offsetof(struct mrrc_conn_query, id) +
-			  sizeof(q->id)))
+	if (!mrrc_size_ok(q, size, MRRC_CONN_QUERY_SIZE_0_3))
 		return -EINVAL;
 	memset(q, 0, size);
 	q->size = size;
@@ -370,9 +380,8 @@ MRRC_EXPORT int mrrc_conn_query_sized(int fd, uint32_t id,
 	return mrrc_ioctl(fd, MRRC_IOC_CONN_QUERY, q);
 }
 
+#ifdef MRRC_COMPAT
 /* As for the statistics: mrrc_conn_query@MRRC_0.3 fills 0.3's 104 bytes. */
-#define MRRC_CONN_QUERY_SIZE_0_3	104
-
 MRRC_EXPORT int mrrc_conn_query_0_3(int fd, uint32_t id,
 				    struct mrrc_conn_query *q);
 MRRC_COMPAT(mrrc_conn_query_0_3, mrrc_conn_query, MRRC_0.3);
@@ -382,6 +391,7 @@ MRRC_EXPORT int mrrc_conn_query_0_3(int fd, uint32_t id,
 {
 	return mrrc_conn_query_sized(fd, id, q, MRRC_CONN_QUERY_SIZE_0_3);
 }
+#endif
 
 MRRC_EXPORT int mrrc_post(int fd, const struct mrrc_wr *wrs,
 			  unsigned int count, unsigned int *done)

@@ -158,6 +158,9 @@ check "userspace builds with -Wall -Wextra -Werror" \
 check "library exports only versioned mrrc_ symbols" \
 	sh -c "nm -D --defined-only $B/lib/libmrrc.so | awk '\$2 == \"T\" { print \$3 }' |
 		grep -v '^mrrc_[a-z_0-9]*@@\{0,1\}MRRC_0\.[0-9]*\$' | grep . && exit 1 || exit 0"
+check "libmrrc.a links into a shared library (no symbol versions in it)" \
+	gcc -shared -o "$B/lib/whole-archive.so" -Wl,--whole-archive \
+		"$B/lib/libmrrc.a" -Wl,--no-whole-archive
 check "make install DESTDIR= PREFIX=/usr" \
 	sh -c "rm -rf $B/destdir && make -s install DESTDIR=$B/destdir PREFIX=/usr &&
 		test -f $B/destdir/usr/include/mrrc/libmrrc.h &&
