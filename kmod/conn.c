@@ -155,7 +155,9 @@ void mrrc_conn_fail(struct mrrc_conn *conn, int status)
 	bool was_open;
 
 	spin_lock_bh(&conn->lock);
-	was_open = conn->state != MRRC_CS_CLOSED;
+	/* Draining after the peer's disconnect: the close flushes later. */
+	was_open = conn->state != MRRC_CS_CLOSED &&
+		   conn->state != MRRC_CS_DRAINING;
 	spin_unlock_bh(&conn->lock);
 	if (!was_open)
 		return;

@@ -101,7 +101,13 @@ static void mrrc_stcrw_withdraw(struct mrrc_conn *conn, struct mrrc_op *op,
 	}
 	op->withdrawing = true;
 	op->wd_status = status;
-	if (conn->state == MRRC_CS_CLOSED || conn->state == MRRC_CS_DRAINING ||
+	/*
+	 * The peer is gone but what it sent is still being handled: a
+	 * CRW_DONE may yet land.  The flush after the drain ends it.
+	 */
+	if (conn->state == MRRC_CS_DRAINING)
+		return;
+	if (conn->state == MRRC_CS_CLOSED ||
 	    mrrc_ctrl_send(conn, MRRC_MSG_WITHDRAW, op->done.cqe.tag,
 			   op->msg.seq)) {
 		/* No way to ask: the exposure still ends at POLL. */
