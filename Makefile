@@ -45,6 +45,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/mrrc
 DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
 LIB_SRCS := lib/libmrrc.c lib/frrwp.c
@@ -67,10 +68,11 @@ KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
 	vm vm-pair run check check-full check-fresh bench benches fuzz debug-kernel \
+	examples \
 	install uninstall dkms-install clean help print-kvers \
 	$(addprefix do-,$(DEPS_FIRST))
 
-all: module lib tools selftests
+all: module lib tools selftests examples
 
 help:
 	@echo "make run            build everything and show the devices in the test VM"
@@ -148,6 +150,14 @@ $(B)/tools/mrrc_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	$(CC) $(USER_CFLAGS) -Itools/fuzz -o $@ $(FUZZ_SRCS) $(B)/lib/libmrrc.a -lpthread
 
 tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay $(if $(FUZZ_SRCS),$(B)/tools/mrrc_fuzz)
+
+# ---- examples (examples/), also installed as documentation ----
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+$(B)/examples/%: examples/%.c examples/example.h $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(B)/lib/libmrrc.a
+
+examples: $(EXAMPLES)
 
 $(B)/bench-bin/%: tools/bench/%.c $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
@@ -285,6 +295,8 @@ install: lib tools
 	install -m 644 tools/replay/mrrc-replay.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 lib/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 tools/mrrc/mrrc.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libmrrc.* $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
@@ -292,6 +304,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mrrc $(DESTDIR)$(MANDIR)/man8/mrrc.8
 	rm -f $(DESTDIR)$(BINDIR)/mrrc-replay $(DESTDIR)$(MANDIR)/man1/mrrc-replay.1
 	rm -f $(patsubst lib/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man3/*.3))
+	rm -rf $(DESTDIR)$(DOCDIR)/examples
 
 # Copy the module sources where DKMS expects them; see Documentation/admin-guide.rst.
 dkms-install:

@@ -31,7 +31,7 @@ tap() {
 }
 {
 	echo "TAP version 13"
-	echo "1..6"
+	echo "1..8"
 	desc="tools.mrrc_info_on_path"
 	tap sh -c 'mrrc info | grep -q "hca_id:	rxe0"'
 	desc="tools.mrrc_info_matches_rdma_link"
@@ -54,6 +54,17 @@ tap() {
 		n=$((n + 1))
 		echo "ok $n $desc # SKIP $trace not found"
 	fi
+	# The examples, as a user would run them.
+	ex=$MRRC_REPO/build/examples
+	desc="examples.cache_demo"
+	tap sh -c "$ex/mrrc_cache_demo > $out/cache_demo.txt; st=\$?
+		cat $out/cache_demo.txt; [ \$st = 0 ] &&
+		grep -q 'after munmap: 0 regions cached, 2 invalidations, 0 flushed' $out/cache_demo.txt"
+	desc="examples.pingpong"
+	tap sh -c "$ex/mrrc_pingpong -p 18515 -n 200 -s 8192 -l 10.211.0.1 &
+		sleep 2
+		$ex/mrrc_pingpong -p 18515 -n 200 -s 8192 10.211.0.1; st=\$?
+		wait \$! || st=1; exit \$st"
 } > "$out/tools.tap"
 cat "$out/tools.tap"
 exit $rc
