@@ -482,8 +482,7 @@ struct mrrc_cache_stats {
 	__aligned_u64 invalidations;	/* regions dropped by the mm notifier */
 	__aligned_u64 cached_regions;	/* now */
 	__aligned_u64 cached_pages;	/* now */
-	__aligned_u64 pinned_pages;	/* now, by this context, evicted
-					 * pages awaiting invalidation too */
+	__aligned_u64 pinned_pages;	/* now, evicted ones until invalidated */
 	__aligned_u64 inuse_regions;	/* now: referenced by handles */
 	__aligned_u64 handles;		/* now */
 	__aligned_u64 model_cost_ns;	/* MRRC_MODE_MODEL: total cost */
