@@ -29,14 +29,26 @@ override KVER := $(shell $(CURDIR)/tools/vm/debug-kernel.sh --release 2>/dev/nul
 endif
 KDIR = /lib/modules/$(KVER)/build
 
-VERSION := 0.1.0
+# The one version of everything (module, library, tool, dkms.conf, man
+# pages): the file VERSION.  The library's file name follows it: minor
+# versions add symbols (lib/libmrrc.map), the soname changes only with
+# LIB_MAJOR.
+VERSION := $(shell cat $(TOP)/VERSION)
+VERSION_PARTS := $(subst ., ,$(VERSION))
 LIB_MAJOR := 0
-LIB_VERSION := $(LIB_MAJOR).1.0
+LIB_VERSION := $(LIB_MAJOR).$(word 2,$(VERSION_PARTS)).$(word 3,$(VERSION_PARTS))
 
+# The standard variables are honoured (CFLAGS, CPPFLAGS, LDFLAGS, CC);
+# warnings are errors only with WERROR=1, which `make check` sets.
 CC ?= cc
-USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE \
-	-I$(TOP)/uapi -I$(TOP)/lib $(EXTRA_CFLAGS)
+CFLAGS ?= -O2 -g
+WERROR ?=
+WARN_CFLAGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	$(if $(filter 1,$(WERROR)),-Werror)
+USER_CFLAGS := -std=gnu11 $(WARN_CFLAGS) -D_GNU_SOURCE \
+	-I$(TOP)/uapi -I$(TOP)/lib -I$(B)/include/mrrc $(CPPFLAGS) $(CFLAGS) \
+	$(EXTRA_CFLAGS)
+USER_LDFLAGS := $(LDFLAGS)
 HARNESS_INC := -I$(B)/linux-tools/tools/testing/selftests
 
 PREFIX ?= /usr/local
@@ -48,11 +60,14 @@ MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/mrrc
 DKMS_SRC ?= /usr/src/mrrc-$(VERSION)
 
-LIB_SRCS := lib/libmrrc.c lib/frrwp.c
+LIB_SRCS := lib/libmrrc.c lib/frrwp.c lib/strings.c
 LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # The shared library's own objects: with its old symbol versions.
 LIB_SO_OBJS := $(patsubst lib/%.c,$(B)/lib/so/%.o,$(LIB_SRCS))
-LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h
+VERSION_H := $(B)/include/mrrc/mrrc_version.h
+# Everything userspace is rebuilt when the compiler flags change.
+CFLAGS_STAMP := $(B)/.user-cflags
+LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h $(VERSION_H) $(CFLAGS_STAMP)
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
 	tools/mrrc/stat.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
@@ -63,16 +78,36 @@ UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
 BENCHES := $(B)/bench-bin/mrrc_ops \
 	$(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
-KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
+KMOD_SRCS := Kbuild VERSION $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
 	vm vm-pair run check check-full check-fresh bench benches fuzz debug-kernel \
-	examples \
-	install uninstall dkms-install clean help print-kvers \
+	examples no-module install-lib install uninstall dkms-install clean help \
+	print-kvers print-version FORCE \
 	$(addprefix do-,$(DEPS_FIRST))
 
-all: module lib tools selftests examples
+# Plain `make` installs nothing: the selftests (which need the kselftest
+# harness from `make deps`) are built by the targets that run them, the
+# module only when a kernel's headers are there.
+all: $(if $(KVER),module,no-module) lib tools examples
+
+no-module:
+	@echo "make: no Debian kernel headers installed; the module is not built (make deps installs them)"
+
+$(VERSION_H): lib/mrrc_version.h.in VERSION
+	@mkdir -p $(@D)
+	sed -e 's|@MAJOR@|$(word 1,$(VERSION_PARTS))|' \
+	    -e 's|@MINOR@|$(word 2,$(VERSION_PARTS))|' \
+	    -e 's|@PATCH@|$(word 3,$(VERSION_PARTS))|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(CFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(USER_CFLAGS) $(USER_LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(USER_CFLAGS) $(USER_LDFLAGS)' > $@
+
+FORCE:
 
 help:
 	@echo "make run            build everything and show the devices in the test VM"
@@ -95,7 +130,7 @@ deps:
 
 $(B)/kmod/%/mrrc.ko: $(KMOD_SRCS)
 	@mkdir -p $(B)/kmod/$*/selftests
-	@cp -a Kbuild kmod uapi $(B)/kmod/$*/
+	@cp -a Kbuild VERSION kmod uapi $(B)/kmod/$*/
 	@cp -a selftests/ktest $(B)/kmod/$*/selftests/
 	$(MAKE) -C /lib/modules/$*/build M=$(B)/kmod/$* W=1 MRRC_KTEST=m modules
 
@@ -113,7 +148,8 @@ $(B)/lib/so/%.o: lib/%.c $(LIB_HDRS) lib/libmrrc.map
 	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -DMRRC_SHARED -c -o $@ $<
 
 $(B)/lib/libmrrc.so.$(LIB_VERSION): $(LIB_SO_OBJS) lib/libmrrc.map
-	$(CC) -shared -Wl,-soname,libmrrc.so.$(LIB_MAJOR) \
+	rm -f $(B)/lib/libmrrc.so.$(LIB_MAJOR).*
+	$(CC) $(USER_LDFLAGS) -shared -Wl,-soname,libmrrc.so.$(LIB_MAJOR) \
 		-Wl,--version-script=lib/libmrrc.map -o $@ $(LIB_SO_OBJS)
 	ln -sf libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.so.$(LIB_MAJOR)
 	ln -sf libmrrc.so.$(LIB_MAJOR) $(B)/lib/libmrrc.so
@@ -122,46 +158,55 @@ $(B)/lib/libmrrc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/lib/libmrrc.pc: lib/libmrrc.pc.in
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    $< > $@
-
-lib: $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a $(B)/lib/libmrrc.pc
+lib: $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a
 
 # ---- tools ----------------------------------------------------------------
 
 $(B)/tools/mrrc: $(TOOL_SRCS) $(TOOL_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $(TOOL_SRCS) $(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(TOOL_SRCS) $(B)/lib/libmrrc.a
+
+# What the benchmarks and mrrc-replay share: -d DEV, strict numbers, JSON.
+BENCHJSON := tools/bench/benchjson.c tools/bench/benchjson.h
 
 REPLAY_SRCS := tools/replay/main.c tools/replay/trace.c tools/replay/replay.c \
-	tools/replay/refsim.c
-$(B)/tools/mrrc-replay: $(REPLAY_SRCS) tools/replay/replay.h $(LIB_HDRS) $(B)/lib/libmrrc.a
+	tools/replay/refsim.c tools/bench/benchjson.c
+$(B)/tools/mrrc-replay: $(REPLAY_SRCS) tools/replay/replay.h $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Itools/replay -o $@ $(REPLAY_SRCS) $(B)/lib/libmrrc.a -lm
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/replay -Itools/bench -o $@ $(REPLAY_SRCS) $(B)/lib/libmrrc.a -lm
 
 # ---- fuzzer (tools/fuzz/) ----
 FUZZ_SRCS := $(wildcard tools/fuzz/*.c)
 FUZZ_HDRS := $(wildcard tools/fuzz/*.h)
 $(B)/tools/mrrc_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Itools/fuzz -o $@ $(FUZZ_SRCS) $(B)/lib/libmrrc.a -lpthread
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/fuzz -o $@ $(FUZZ_SRCS) $(B)/lib/libmrrc.a -lpthread
 
 tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay $(if $(FUZZ_SRCS),$(B)/tools/mrrc_fuzz)
 
 # ---- examples (examples/), also installed as documentation ----
+# Built as a user builds them: against `make install-lib PREFIX=/usr` in a
+# staging root, with the flags pkg-config gives.
+STAGE := $(B)/stage
+STAGE_PC = PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig \
+	pkg-config
+$(STAGE)/.stamp: $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a $(LIB_HDRS) \
+		lib/libmrrc.pc.in $(wildcard lib/man3/*.3)
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory -s install-lib DESTDIR=$(STAGE) PREFIX=/usr
+	touch $@
+
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
-$(B)/examples/%: examples/%.c examples/example.h $(LIB_HDRS) $(B)/lib/libmrrc.a
+$(B)/examples/%: examples/%.c examples/example.h $(STAGE)/.stamp
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(B)/lib/libmrrc.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN_CFLAGS) $(USER_LDFLAGS) -o $@ $< \
+		$$($(STAGE_PC) --cflags --libs libmrrc) -Wl,-rpath,$(STAGE)/usr/lib
 
 examples: $(EXAMPLES)
 
-$(B)/bench-bin/%: tools/bench/%.c $(LIB_HDRS) $(B)/lib/libmrrc.a
+$(B)/bench-bin/%: tools/bench/%.c $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c $(B)/lib/libmrrc.a
 
 $(B)/bench-bin/%: tools/bench/%.sh
 	@mkdir -p $(@D)
@@ -175,7 +220,7 @@ benches: $(BENCHES)
 $(B)/selftests/mrrc_hostile: SELFTEST_LIBS := -lrdmacm -libverbs
 $(B)/selftests/%: selftests/%.c selftests/mrrc_test.h selftests/mrrc_dp_test.h selftests/mrrc_pair.h $(LIB_HDRS) $(B)/lib/libmrrc.a | deps
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(HARNESS_INC) -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter -o $@ $< \
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(HARNESS_INC) -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter -o $@ $< \
 		$(B)/lib/libmrrc.a -lpthread $(SELFTEST_LIBS)
 
 selftests: $(SELFTESTS)
@@ -184,23 +229,23 @@ selftests: $(SELFTESTS)
 WRAP := -Wl,--wrap=ioctl -Wl,--wrap=open
 $(TESTS_DIR)/test_libmrrc: lib/tests/test_libmrrc.c $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIB_SRCS) $(WRAP) -lcmocka
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIB_SRCS) $(WRAP) -lcmocka
 
 # Linked against the shared library, to reach its old symbol versions.
 $(TESTS_DIR)/test_abi_compat: lib/tests/test_abi_compat.c $(B)/lib/libmrrc.so.$(LIB_VERSION)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -o $@ $< -L$(B)/lib -lmrrc \
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -o $@ $< -L$(B)/lib -lmrrc \
 		-Wl,-rpath,$(abspath $(B)/lib) -lcmocka
 
 $(TESTS_DIR)/test_mrrc_tool: tools/tests/test_mrrc_tool.c $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/mrrc -o $@ $< \
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -Itools/mrrc -o $@ $< \
 		$(filter-out tools/mrrc/main.c,$(TOOL_SRCS)) $(LIB_SRCS) $(WRAP) -lcmocka
 
-$(TESTS_DIR)/test_replay: tools/tests/test_replay.c tools/replay/trace.c tools/replay/refsim.c tools/replay/replay.h
+$(TESTS_DIR)/test_replay: tools/tests/test_replay.c tools/replay/trace.c tools/replay/refsim.c tools/replay/replay.h $(BENCHJSON) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(TEST_CFLAGS) -Itools/replay -o $@ $< \
-		tools/replay/trace.c tools/replay/refsim.c -lcmocka -lm
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -Itools/replay -Itools/bench -o $@ $< \
+		tools/replay/trace.c tools/replay/refsim.c tools/bench/benchjson.c -lcmocka -lm
 
 unit-tests: $(UNIT_TESTS)
 
@@ -227,7 +272,7 @@ kver = $(if $(filter debug,$(1)),$(shell $(TOP)/tools/vm/debug-kernel.sh --relea
 
 do-vm:
 	@[ -n "$(KVER)" ] || { echo "vm: no guest kernel (KVER=$(KVER))"; exit 1; }
-	@$(MAKE) --no-print-directory -s all initramfs KVER=$(KVER) > $(B)/vm-build.log 2>&1 || \
+	@$(MAKE) --no-print-directory -s all selftests benches initramfs KVER=$(KVER) > $(B)/vm-build.log 2>&1 || \
 		{ cat $(B)/vm-build.log; exit 1; }
 	@tools/vm/run.sh $(KVER) '$(CMD)'
 
@@ -240,7 +285,7 @@ CMD_A ?= build/selftests/mrrc_hostile serve; build/selftests/mrrc_remote serve
 CMD_B ?= build/selftests/mrrc_hostile; st=$$?; build/selftests/mrrc_remote || st=1; exit $$st
 do-vm-pair:
 	@for k in $(sort $(call kver,$(KVER_A)) $(call kver,$(KVER_B))); do \
-		$(MAKE) --no-print-directory -s all initramfs KVER=$$k > $(B)/vm-build.log 2>&1 || \
+		$(MAKE) --no-print-directory -s all selftests benches initramfs KVER=$$k > $(B)/vm-build.log 2>&1 || \
 			{ cat $(B)/vm-build.log; exit 1; }; \
 	done
 	@tools/vm/pair.sh $(call kver,$(KVER_A)) $(call kver,$(KVER_B)) '$(CMD_A)' '$(CMD_B)'
@@ -262,7 +307,7 @@ print-kvers:
 
 BENCH ?= all
 do-bench:
-	@$(MAKE) --no-print-directory -s all benches initramfs KVER=$(KVER)
+	@$(MAKE) --no-print-directory -s all selftests benches initramfs KVER=$(KVER)
 	@tools/bench/run.sh $(KVER) $(BENCH)
 
 # The ioctl fuzzer (tools/fuzz/), by default on the debug kernel.  Exits
@@ -282,19 +327,29 @@ check-fresh:
 
 # ---- install --------------------------------------------------------------
 
-install: lib tools
+# The library as a user gets it: shared and static library, headers in
+# $(INCLUDEDIR)/mrrc/ (programs include <mrrc/libmrrc.h>), libmrrc.pc
+# written for these PREFIX/LIBDIR/INCLUDEDIR, the man pages of section 3.
+install-lib: lib $(VERSION_H)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/mrrc \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
+		$(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(B)/lib/libmrrc.so.$(LIB_VERSION) $(B)/lib/libmrrc.a $(DESTDIR)$(LIBDIR)/
 	ln -sf libmrrc.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libmrrc.so.$(LIB_MAJOR)
 	ln -sf libmrrc.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/libmrrc.so
-	install -m 644 $(B)/lib/libmrrc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/mrrc/
-	install -d $(DESTDIR)$(MANDIR)/man1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/libmrrc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
+	install -m 644 lib/libmrrc.h uapi/mrrc_abi.h $(VERSION_H) $(DESTDIR)$(INCLUDEDIR)/mrrc/
+	for m in lib/man3/*.3; do $(call man_install,$$m,$(DESTDIR)$(MANDIR)/man3); done
+
+# A man page with the version of VERSION in its title line.
+man_install = sed 's|"mrrc @VERSION@"|"mrrc $(VERSION)"|' $(1) > $(2)/$$(basename $(1))
+
+install: install-lib tools
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 755 $(B)/tools/mrrc $(B)/tools/mrrc-replay $(DESTDIR)$(BINDIR)/
-	install -m 644 tools/replay/mrrc-replay.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 lib/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 tools/mrrc/mrrc.8 $(DESTDIR)$(MANDIR)/man8/
+	$(call man_install,tools/replay/mrrc-replay.1,$(DESTDIR)$(MANDIR)/man1)
+	$(call man_install,tools/mrrc/mrrc.8,$(DESTDIR)$(MANDIR)/man8)
 	install -d $(DESTDIR)$(DOCDIR)/examples
 	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 
@@ -306,15 +361,26 @@ uninstall:
 	rm -f $(patsubst lib/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man3/*.3))
 	rm -rf $(DESTDIR)$(DOCDIR)/examples
 
-# Copy the module sources where DKMS expects them; see Documentation/admin-guide.rst.
+# The module as a package would ship it (see Documentation/admin-guide.rst):
+# its source where DKMS expects it, dkms.conf, a modules-load.d file that
+# loads it at boot and the udev rule that gives /dev/mrrc to group rdma.
+MODULESLOADDIR ?= /usr/lib/modules-load.d
+UDEVRULESDIR ?= /usr/lib/udev/rules.d
 dkms-install:
 	install -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi
-	install -m 644 Kbuild dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	install -m 644 Kbuild VERSION $(DESTDIR)$(DKMS_SRC)/
+	sed 's|@VERSION@|$(VERSION)|' dkms.conf.in > $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	install -m 644 kmod/*.c kmod/*.h $(DESTDIR)$(DKMS_SRC)/kmod/
 	install -m 644 uapi/mrrc_abi.h $(DESTDIR)$(DKMS_SRC)/uapi/
+	install -D -m 644 packaging/mrrc-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/mrrc.conf
+	install -D -m 644 packaging/90-mrrc.rules $(DESTDIR)$(UDEVRULESDIR)/90-mrrc.rules
+
+print-version:
+	@echo $(VERSION)
 
 clean:
 	rm -rf $(B)/kmod $(B)/lib $(B)/tools $(B)/selftests $(B)/tests $(B)/tests-asan \
-		$(B)/bench-bin $(B)/vm $(B)/sparse $(B)/check
+		$(B)/bench-bin $(B)/vm $(B)/sparse $(B)/check $(B)/include $(B)/stage \
+		$(B)/examples $(B)/.user-cflags
 
 endif

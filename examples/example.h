@@ -4,7 +4,7 @@
 #define MRRC_EXAMPLE_H
 
 #include <errno.h>
-#include <libmrrc.h>
+#include <mrrc/libmrrc.h>
 
 /* Bind @fd to @dev, or to the first RDMA device the module knows. */
 static inline int mrrc_bind_first(int fd, const char *dev)

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include <libmrrc.h>
+#include <mrrc/libmrrc.h>
 
 #include "example.h"
 

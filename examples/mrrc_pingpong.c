@@ -30,7 +30,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <libmrrc.h>
+#include <mrrc/libmrrc.h>
 
 #include "example.h"
 

@@ -789,19 +789,10 @@ out:
 	return ret;
 }
 
-int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
+/* A connection's CONN_QUERY answer (ctx->lock held). */
+static void mrrc_conn_fill(struct mrrc_conn *conn, struct mrrc_conn_query *q)
 {
-	struct mrrc_conn *conn;
-	int ret = 0;
-
-	if (q->flags)
-		return -EOPNOTSUPP;
-	mutex_lock(&ctx->lock);
-	conn = mrrc_conn_lookup(ctx, q->id);
-	if (!conn) {
-		ret = ctx->dead ? -ENODEV : -ENOENT;
-		goto out;
-	}
+	q->id = conn->id;
 	mrrc_sockaddr_to_addr(&conn->local, &q->local);
 	mrrc_sockaddr_to_addr(&conn->peer_addr, &q->peer);
 	spin_lock_bh(&conn->lock);
@@ -818,7 +809,51 @@ int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 	q->withdraw_lost = conn->st.withdraw_lost;
 	q->refused = conn->st.refused;
 	spin_unlock_bh(&conn->lock);
-out:
+}
+
+int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
+{
+	struct mrrc_conn *conn;
+	int ret = 0;
+
+	if (q->flags)
+		return -EOPNOTSUPP;
+	mutex_lock(&ctx->lock);
+	conn = mrrc_conn_lookup(ctx, q->id);
+	if (conn)
+		mrrc_conn_fill(conn, q);
+	else
+		ret = ctx->dead ? -ENODEV : -ENOENT;
 	mutex_unlock(&ctx->lock);
 	return ret;
+}
+
+/**
+ * mrrc_conn_list() - the CONN_QUERY answers of a context's connections
+ * @ctx: the context (a reference held; ctx->lock not held)
+ * @q: room for @max answers, in the order of the connections' ids
+ * @max: how many fit
+ * @total: set to the number of connections and listeners
+ *
+ * Return: 0, or -EINTR if a fatal signal came while waiting for ctx->lock.
+ */
+int mrrc_conn_list(struct mrrc_ctx *ctx, struct mrrc_conn_query *q,
+		   unsigned int max, unsigned int *total)
+{
+	struct mrrc_conn *conn;
+	unsigned long id;
+	unsigned int n = 0;
+
+	if (mutex_lock_killable(&ctx->lock))
+		return -EINTR;
+	xa_for_each(&ctx->conns, id, conn) {
+		if (n < max) {
+			q[n].size = sizeof(*q);
+			mrrc_conn_fill(conn, &q[n]);
+		}
+		n++;
+	}
+	mutex_unlock(&ctx->lock);
+	*total = n;
+	return 0;
 }

@@ -4,7 +4,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/nsproxy.h>
+#include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -13,6 +16,13 @@
 #include "cache.h"
 #include "conn.h"
 
+/*
+ * Every open context by id, for MRRC_IOC_CTX_LIST and CONN_LIST.  A
+ * context is looked up under the xarray's lock with kref_get_unless_zero()
+ * and erased before it is freed.
+ */
+static DEFINE_XARRAY_ALLOC1(mrrc_ctxs);
+
 struct mrrc_ctx *mrrc_ctx_create(void)
 {
 	struct mrrc_ctx *ctx;
@@ -20,6 +30,10 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return NULL;
+	if (xa_alloc(&mrrc_ctxs, &ctx->id, ctx, xa_limit_31b, GFP_KERNEL)) {
+		kfree(ctx);
+		return NULL;
+	}
 
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
@@ -30,6 +44,8 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	INIT_LIST_HEAD(&ctx->done);
 	init_waitqueue_head(&ctx->wq);
 	ctx->pid = task_tgid_vnr(current);
+	ctx->tgid = get_pid(task_tgid(current));
+	ctx->uid = current_euid();
 	atomic_inc(&mrrc_nr_ctx);
 	return ctx;
 }
@@ -44,7 +60,9 @@ static void mrrc_ctx_free(struct kref *ref)
 	WARN_ON(!xa_empty(&ctx->exports));
 	xa_destroy(&ctx->exports);
 	mutex_destroy(&ctx->lock);
+	put_pid(ctx->tgid);
 	atomic_dec(&mrrc_nr_ctx);
+	xa_erase(&mrrc_ctxs, ctx->id);
 	kfree(ctx);
 }
 
@@ -278,4 +296,118 @@ struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx)
 void mrrc_ctx_unlock(struct mrrc_ctx *ctx)
 {
 	mutex_unlock(&ctx->lock);
+}
+
+/* What MRRC_IOC_CTX_LIST shows: the caller's own uid, or all to an admin. */
+static bool mrrc_ctx_visible(const struct mrrc_ctx *ctx, bool all)
+{
+	return all || uid_eq(ctx->uid, current_euid());
+}
+
+/* The first live context with an id >= *id, with a reference; or NULL. */
+static struct mrrc_ctx *mrrc_ctx_get_next(unsigned long *id)
+{
+	struct mrrc_ctx *ctx;
+
+	xa_lock(&mrrc_ctxs);
+	xa_for_each_start(&mrrc_ctxs, *id, ctx, *id) {
+		if (kref_get_unless_zero(&ctx->ref))
+			break;
+	}
+	xa_unlock(&mrrc_ctxs);
+	return ctx;
+}
+
+static int mrrc_ctx_fill(struct mrrc_ctx *ctx, struct mrrc_ctx_info *info)
+{
+	struct mrrc_cache_stats st = {};
+	unsigned long i;
+	void *entry;
+
+	memset(info, 0, sizeof(*info));
+	info->id = ctx->id;
+	info->pid = pid_nr_ns(ctx->tgid, task_active_pid_ns(current));
+	info->uid = from_kuid_munged(current_user_ns(), ctx->uid);
+	if (mutex_lock_killable(&ctx->lock))
+		return -EINTR;
+	info->dev_index = ctx->dev ? ctx->dev->index : MRRC_DEV_NONE;
+	xa_for_each(&ctx->conns, i, entry)
+		info->conns++;
+	xa_for_each(&ctx->exports, i, entry)
+		info->exports++;
+	info->ops = atomic_read(&ctx->nops);
+	if (ctx->cache)
+		mrrc_cache_get_stats(ctx->cache, &st);
+	mutex_unlock(&ctx->lock);
+	info->cached_regions = st.cached_regions;
+	info->cached_pages = st.cached_pages;
+	info->pinned_pages = st.pinned_pages;
+	info->requests = st.requests;
+	info->hits = st.hit_exact + st.hit_subset + st.hit_span;
+	return 0;
+}
+
+/**
+ * mrrc_ctx_list() - MRRC_IOC_CTX_LIST
+ * @cl: the command; @entries gets min(@count, visible) records of
+ *	@entry_size bytes, @count the number of visible contexts
+ *
+ * Return: 0, -EFAULT, or -EINTR on a fatal signal.
+ */
+int mrrc_ctx_list(struct mrrc_ctx_list *cl)
+{
+	bool all = capable(CAP_SYS_ADMIN);
+	struct mrrc_ctx_info info;
+	unsigned long id = 0;
+	struct mrrc_ctx *ctx;
+	u32 n = 0;
+	int ret = 0;
+
+	while ((ctx = mrrc_ctx_get_next(&id))) {
+		if (mrrc_ctx_visible(ctx, all)) {
+			if (n < cl->count) {
+				ret = mrrc_ctx_fill(ctx, &info);
+				if (!ret)
+					ret = mrrc_copy_records(cl->entries +
+						(u64)n * cl->entry_size,
+						cl->entry_size, &info,
+						sizeof(info), 1);
+			}
+			n++;
+		}
+		mrrc_ctx_put(ctx);
+		if (ret)
+			return ret;
+		id++;
+	}
+	cl->count = n;
+	return 0;
+}
+
+/**
+ * mrrc_ctx_get_visible() - a context of MRRC_IOC_CONN_LIST, by id
+ * @self: the caller's context, for id 0
+ * @id: a context id
+ *
+ * Return: the context with a reference, or NULL if there is none the
+ * caller may see.
+ */
+struct mrrc_ctx *mrrc_ctx_get_visible(struct mrrc_ctx *self, u32 id)
+{
+	struct mrrc_ctx *ctx;
+
+	if (!id || id == self->id) {
+		kref_get(&self->ref);
+		return self;
+	}
+	xa_lock(&mrrc_ctxs);
+	ctx = xa_load(&mrrc_ctxs, id);
+	if (ctx && !kref_get_unless_zero(&ctx->ref))
+		ctx = NULL;
+	xa_unlock(&mrrc_ctxs);
+	if (ctx && !mrrc_ctx_visible(ctx, capable(CAP_SYS_ADMIN))) {
+		mrrc_ctx_put(ctx);
+		ctx = NULL;
+	}
+	return ctx;
 }

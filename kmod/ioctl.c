@@ -47,6 +47,8 @@ union mrrc_ucmd_buffer {
 	struct mrrc_conn_query conn_query;
 	struct mrrc_export export;
 	struct mrrc_unexport unexport;
+	struct mrrc_ctx_list ctx_list;
+	struct mrrc_conn_list conn_list;
 };
 
 struct mrrc_ucmd {
@@ -509,6 +511,59 @@ static int mrrc_cmd_unexport(struct mrrc_ucmd *ucmd)
 }
 
 /* The id a failed LISTEN or CONNECT would have had is never reported. */
+/* The first revisions of the list entries. */
+#define MRRC_CTX_INFO_SIZE_V1 offsetofend(struct mrrc_ctx_info, hits)
+#define MRRC_CONN_QUERY_SIZE_V1 offsetofend(struct mrrc_conn_query, ctrl_recv)
+
+static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_ctx_list *cl = ucmd->cmd;
+
+	if (cl->flags)
+		return -EOPNOTSUPP;
+	if (cl->count && cl->entry_size < MRRC_CTX_INFO_SIZE_V1)
+		return -EINVAL;
+	return mrrc_ctx_list(cl);
+}
+
+static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
+{
+	struct mrrc_conn_list *ll = ucmd->cmd;
+	struct mrrc_conn_query *q = NULL;
+	struct mrrc_ctx *ctx;
+	unsigned int total, n;
+	int ret;
+
+	if (ll->flags)
+		return -EOPNOTSUPP;
+	if (ll->__reserved)
+		return -EINVAL;
+	if (ll->count && ll->entry_size < MRRC_CONN_QUERY_SIZE_V1)
+		return -EINVAL;
+	ctx = mrrc_ctx_get_visible(ucmd->ctx, ll->ctx);
+	if (!ctx)
+		return -ENOENT;
+	/* No more than the context may have: max_conns is capped. */
+	n = min(ll->count, READ_ONCE(mrrc_max_conns));
+	if (n) {
+		q = kvcalloc(n, sizeof(*q), GFP_KERNEL_ACCOUNT);
+		if (!q) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = mrrc_conn_list(ctx, q, n, &total);
+	if (ret)
+		goto out;
+	ret = mrrc_copy_records(ll->entries, ll->entry_size, q, sizeof(*q),
+				min(n, total));
+	ll->count = total;
+out:
+	kvfree(q);
+	mrrc_ctx_put(ctx);
+	return ret;
+}
+
 static void mrrc_cmd_conn_abort(struct mrrc_ucmd *ucmd)
 {
 	struct mrrc_conn_cmd destroy = {
@@ -594,6 +649,10 @@ static const struct mrrc_ioctl_op mrrc_ioctl_ops[] = {
 			   segs),
 	MRRC_IOCTL_OP(MRRC_CMD_UNEXPORT, mrrc_cmd_unexport,
 		      struct mrrc_unexport, __reserved),
+	MRRC_IOCTL_OP(MRRC_CMD_CTX_LIST, mrrc_cmd_ctx_list,
+		      struct mrrc_ctx_list, entries),
+	MRRC_IOCTL_OP(MRRC_CMD_CONN_LIST, mrrc_cmd_conn_list,
+		      struct mrrc_conn_list, entries),
 };
 
 long mrrc_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

@@ -129,3 +129,4 @@ module_exit(mrrc_exit);
 MODULE_AUTHOR("The mrrc authors");
 MODULE_DESCRIPTION("RDMA memory registration region cache");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(MRRC_VERSION);

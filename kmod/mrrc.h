@@ -53,6 +53,7 @@
 #define _MRRC_H
 
 #include <linux/kref.h>
+#include <linux/uidgid.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/atomic.h>
@@ -104,6 +105,10 @@ struct mrrc_device {
  * @dead: the bound device was removed; the context is unusable
  * @dev_node: entry on @dev->ctx_list, protected by @dev->lock
  * @pid: thread group id of the opener, for introspection
+ * @tgid: the opener's thread group, for MRRC_IOC_CTX_LIST
+ * @uid: the opener's effective uid: who may see the context in
+ *	MRRC_IOC_CTX_LIST
+ * @id: the context's id in the module's list of contexts (ctx.c)
  * @conns: connections and listeners by id; changed under @lock, except
  *	that a listener's connection requests add to it
  * @done_lock: protects @done
@@ -123,6 +128,9 @@ struct mrrc_ctx {
 	bool dead;
 	struct list_head dev_node;
 	pid_t pid;
+	struct pid *tgid;
+	kuid_t uid;
+	u32 id;
 	struct xarray conns;
 	spinlock_t done_lock;		/* see @done_lock above */
 	struct list_head done;
@@ -178,6 +186,8 @@ void mrrc_ctx_release(struct mrrc_ctx *ctx);
 int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index);
 void mrrc_ctx_unbind(struct mrrc_ctx *ctx);
 int mrrc_ctx_info(struct mrrc_ctx *ctx, struct mrrc_ctx_query *cq);
+int mrrc_ctx_list(struct mrrc_ctx_list *cl);
+struct mrrc_ctx *mrrc_ctx_get_visible(struct mrrc_ctx *self, u32 id);
 struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx);
 void mrrc_ctx_unlock(struct mrrc_ctx *ctx);
 void mrrc_device_detach_all(struct mrrc_device *dev);

@@ -393,6 +393,55 @@ MRRC_EXPORT int mrrc_conn_query_0_3(int fd, uint32_t id,
 }
 #endif
 
+/* struct mrrc_ctx_info as 0.6 defined it. */
+#define MRRC_CTX_INFO_SIZE_0_6	72
+_Static_assert(sizeof(struct mrrc_ctx_info) >= MRRC_CTX_INFO_SIZE_0_6,
+	       "struct mrrc_ctx_info shrank");
+
+/* A list whose entries may grow: the caller's entry size goes through. */
+static int mrrc_list_ok(const void *entries, const unsigned int *count,
+			size_t entry_size, size_t min)
+{
+	return count && (!*count || entries) && entry_size >= min &&
+	       entry_size <= UINT32_MAX;
+}
+
+MRRC_EXPORT int mrrc_ctx_list_sized(int fd, struct mrrc_ctx_info *ctxs,
+				    unsigned int *count, size_t entry_size)
+{
+	struct mrrc_ctx_list cl = { .size = sizeof(cl) };
+	int ret;
+
+	if (!mrrc_list_ok(ctxs, count, entry_size, MRRC_CTX_INFO_SIZE_0_6))
+		return -EINVAL;
+	cl.entry_size = entry_size;
+	cl.count = *count;
+	cl.entries = (uintptr_t)ctxs;
+	ret = mrrc_ioctl(fd, MRRC_IOC_CTX_LIST, &cl);
+	if (!ret)
+		*count = cl.count;
+	return ret;
+}
+
+MRRC_EXPORT int mrrc_conn_list_sized(int fd, uint32_t ctx,
+				     struct mrrc_conn_query *conns,
+				     unsigned int *count, size_t entry_size)
+{
+	struct mrrc_conn_list ll = { .size = sizeof(ll), .ctx = ctx };
+	int ret;
+
+	if (!mrrc_list_ok(conns, count, entry_size,
+			  MRRC_CONN_QUERY_SIZE_0_3))
+		return -EINVAL;
+	ll.entry_size = entry_size;
+	ll.count = *count;
+	ll.entries = (uintptr_t)conns;
+	ret = mrrc_ioctl(fd, MRRC_IOC_CONN_LIST, &ll);
+	if (!ret)
+		*count = ll.count;
+	return ret;
+}
+
 MRRC_EXPORT int mrrc_post(int fd, const struct mrrc_wr *wrs,
 			  unsigned int count, unsigned int *done)
 {

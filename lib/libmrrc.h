@@ -12,10 +12,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "mrrc_abi.h"
+#include "mrrc_version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The library's own version, as MRRC_VERSION_NUM and MRRC_VERSION_STRING
+ * were when it was built (the headers a program was compiled with may be
+ * older): compare with MRRC_MKVERSION().
+ */
+unsigned int mrrc_version(void);
+const char *mrrc_version_string(void);
+
+/* Names for the ABI's numbers: static strings, never NULL. */
+const char *mrrc_opcode_str(unsigned int opcode);	/* "WRITE", ... */
+const char *mrrc_event_str(unsigned int event);	/* "ESTABLISHED", ... */
+const char *mrrc_status_str(int status);	/* a completion's status */
 
 /* Open /dev/mrrc (or $MRRC_DEVICE when set): a new, unbound context. */
 int mrrc_open(unsigned int flags);
@@ -58,6 +72,15 @@ int mrrc_disconnect(int fd, uint32_t id);
 int mrrc_destroy(int fd, uint32_t id);
 int mrrc_conn_query_sized(int fd, uint32_t id, struct mrrc_conn_query *q,
 			  size_t size);
+/*
+ * The contexts the caller may see (its own uid's; all with CAP_SYS_ADMIN)
+ * and a context's connections (ctx 0: this one): *count in, room; out,
+ * how many there are.  Through the inline wrappers below.
+ */
+int mrrc_ctx_list_sized(int fd, struct mrrc_ctx_info *ctxs,
+			unsigned int *count, size_t entry_size);
+int mrrc_conn_list_sized(int fd, uint32_t ctx, struct mrrc_conn_query *conns,
+			 unsigned int *count, size_t entry_size);
 int mrrc_post(int fd, const struct mrrc_wr *wrs, unsigned int count,
 	      unsigned int *done);
 int mrrc_poll_cq(int fd, struct mrrc_cqe *cqes, unsigned int max);
@@ -91,6 +114,19 @@ static inline int mrrc_cache_stats(int fd, struct mrrc_cache_stats *st)
 static inline int mrrc_global_stats(int fd, struct mrrc_cache_stats *st)
 {
 	return mrrc_global_stats_sized(fd, st, sizeof(*st));
+}
+
+static inline int mrrc_ctx_list(int fd, struct mrrc_ctx_info *ctxs,
+				unsigned int *count)
+{
+	return mrrc_ctx_list_sized(fd, ctxs, count, sizeof(*ctxs));
+}
+
+static inline int mrrc_conn_list(int fd, uint32_t ctx,
+				 struct mrrc_conn_query *conns,
+				 unsigned int *count)
+{
+	return mrrc_conn_list_sized(fd, ctx, conns, count, sizeof(*conns));
 }
 
 static inline int mrrc_conn_query(int fd, uint32_t id,

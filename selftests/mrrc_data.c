@@ -14,7 +14,9 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <grp.h>
 
 #include "kselftest_harness.h"
 #include "mrrc_test.h"
@@ -131,6 +133,131 @@ TEST_F(data, conn_query_and_events)
 	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.lis, &q));
 	EXPECT_EQ(MRRC_CONN_LISTENING, q.state);
 	EXPECT_EQ(-ENOENT, mrrc_conn_query(self->p.sfd, 999999, &q));
+}
+
+/* This process's contexts in MRRC_IOC_CTX_LIST, by how many connections. */
+static int own_contexts(int fd, struct mrrc_ctx_info *out, unsigned int max)
+{
+	struct mrrc_ctx_info all[256];
+	unsigned int n = 256, i, k = 0;
+	int r = mrrc_ctx_list(fd, all, &n);
+
+	if (r)
+		return r;
+	for (i = 0; i < n && i < 256; i++)
+		if (all[i].pid == (uint32_t)getpid() && k < max)
+			out[k++] = all[i];
+	return k;
+}
+
+/* Run as nobody: sees its own context only, and none of root's. */
+static int listed_as_nobody(uint32_t roots_ctx)
+{
+	struct mrrc_ctx_info ci[4];
+	struct mrrc_conn_query q[4];
+	unsigned int n = 4;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 100;
+	fd = mrrc_open(0);
+	if (fd < 0)
+		return 101;
+	if (mrrc_ctx_list(fd, ci, &n) || n != 1)
+		return 102;
+	if (ci[0].pid != (uint32_t)getpid() || ci[0].uid != 65534 ||
+	    ci[0].dev_index != MRRC_DEV_NONE || ci[0].conns)
+		return 103;
+	n = 4;
+	if (mrrc_conn_list(fd, roots_ctx, q, &n) != -ENOENT)
+		return 104;
+	n = 4;
+	if (mrrc_conn_list(fd, 0, q, &n) || n)
+		return 105;
+	return 0;
+}
+
+TEST_F(data, contexts_and_connections_are_listed)
+{
+	struct mrrc_ctx_info ci[2], *srv, *cli;
+	struct mrrc_conn_query q[4];
+	struct mrrc_conn_list ll;
+	unsigned int n, i;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(2, own_contexts(self->p.cfd, ci, 2));
+	srv = ci[0].conns == 2 ? &ci[0] : &ci[1];
+	cli = srv == &ci[0] ? &ci[1] : &ci[0];
+	EXPECT_EQ(2, srv->conns);	/* the listener and the accepted one */
+	EXPECT_EQ(1, cli->conns);
+	EXPECT_NE(srv->id, cli->id);
+	EXPECT_EQ(geteuid(), cli->uid);
+	EXPECT_NE(MRRC_DEV_NONE, cli->dev_index);
+	EXPECT_EQ(0, cli->ops);
+
+	/* Its own connections (0), and the other context's, by id. */
+	n = 4;
+	ASSERT_EQ(0, mrrc_conn_list(self->p.cfd, 0, q, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(self->p.cconn, q[0].id);
+	EXPECT_EQ(MRRC_CONN_ESTABLISHED, q[0].state);
+	EXPECT_EQ(sizeof(q[0]), q[0].size);
+	n = 4;
+	ASSERT_EQ(0, mrrc_conn_list(self->p.cfd, srv->id, q, &n));
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 2; i++) {
+		if (q[i].id == self->p.lis) {
+			EXPECT_EQ(MRRC_CONN_LISTENING, q[i].state);
+		} else {
+			EXPECT_EQ(self->p.sconn, q[i].id);
+		}
+	}
+	/* Counting only; then room for one of two. */
+	n = 0;
+	ASSERT_EQ(0, mrrc_conn_list(self->p.sfd, 0, NULL, &n));
+	EXPECT_EQ(2, n);
+	memset(q, 0xa5, sizeof(q));
+	n = 1;
+	ASSERT_EQ(0, mrrc_conn_list(self->p.sfd, 0, q, &n));
+	EXPECT_EQ(2, n);
+	EXPECT_EQ(0xa5a5a5a5, q[1].size);
+
+	/* What the module refuses. */
+	n = 4;
+	EXPECT_EQ(-ENOENT, mrrc_conn_list(self->p.cfd, 0x7fffffff, q, &n));
+	memset(&ll, 0, sizeof(ll));
+	ll.size = sizeof(ll);
+	ll.count = 1;
+	ll.entry_size = 8;
+	ll.entries = (uintptr_t)q;
+	EXPECT_EQ(-1, ioctl(self->p.cfd, MRRC_IOC_CONN_LIST, &ll));
+	EXPECT_EQ(EINVAL, errno);
+	ll.entry_size = sizeof(q[0]);
+	ll.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->p.cfd, MRRC_IOC_CONN_LIST, &ll));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ll.flags = 0;
+	ll.entries = 8;
+	EXPECT_EQ(-1, ioctl(self->p.cfd, MRRC_IOC_CONN_LIST, &ll));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Another user sees its own context only. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(listed_as_nobody(srv->id));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+
+	/* A closed context leaves the list. */
+	close(self->p.cfd);
+	self->p.cfd = -1;
+	ASSERT_EQ(1, own_contexts(self->p.sfd, ci, 2));
+	EXPECT_EQ(srv->id, ci[0].id);
+	n = 4;
+	EXPECT_EQ(-ENOENT, mrrc_conn_list(self->p.sfd, cli->id, q, &n));
 }
 
 TEST_F(data, write_every_size)

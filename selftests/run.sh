@@ -31,7 +31,7 @@ tap() {
 }
 {
 	echo "TAP version 13"
-	echo "1..8"
+	echo "1..9"
 	desc="tools.mrrc_info_on_path"
 	tap sh -c 'mrrc info | grep -q "hca_id:	rxe0"'
 	desc="tools.mrrc_info_matches_rdma_link"
@@ -65,6 +65,13 @@ tap() {
 		sleep 2
 		$ex/mrrc_pingpong -p 18515 -n 200 -s 8192 10.211.0.1; st=\$?
 		wait \$! || st=1; exit \$st"
+	# A benchmark on a device not called rxe0 (MRRC_DEV), renamed back.
+	desc="tools.bench_runs_on_a_renamed_device"
+	tap sh -c "rdma dev set rxe0 name mrrcb0 &&
+		MRRC_DEV=mrrcb0 $MRRC_REPO/build/bench-bin/bench_ioctl 200 > $out/bench.jsonl;
+		st=\$?; rdma dev set mrrcb0 name rxe0; cat $out/bench.jsonl;
+		[ \$st = 0 ] && grep -q '\"device\":\"mrrcb0\"' $out/bench.jsonl &&
+		! grep -qv '\"device\":\"mrrcb0\"' $out/bench.jsonl"
 } > "$out/tools.tap"
 cat "$out/tools.tap"
 exit $rc

@@ -25,6 +25,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 B=$top/build
+# Warnings are errors in every build of the check (the Makefile's WERROR).
+export WERROR=1
 L=$B/check
 rm -rf "$L"
 mkdir -p "$L"
@@ -119,7 +121,7 @@ for k in $KVERS; do
 	rm -rf "$B/kmod/$k"
 	check "kmod W=1 build, no warnings ($k)" no_warnings make -s module KVER="$k"
 	rm -rf "$B/sparse/$k" && mkdir -p "$B/sparse/$k/selftests" &&
-		cp -a Kbuild kmod uapi "$B/sparse/$k/" &&
+		cp -a Kbuild VERSION kmod uapi "$B/sparse/$k/" &&
 		cp -a selftests/ktest "$B/sparse/$k/selftests/"
 	check "sparse C=2, no warnings ($k)" no_warnings \
 		make -s -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 \
@@ -137,15 +139,20 @@ checkpatch_clean() {
 check "checkpatch --strict kmod/ uapi/ selftests/ktest/" checkpatch_clean \
 	kmod/*.c kmod/*.h uapi/*.h selftests/ktest/*.c
 # DKMS in a private tree: what `make dkms-install` ships must build.
+VERSION=$(cat VERSION)
 dkms_build() {
-	local d=$B/dkms
+	local d=$B/dkms v=$VERSION
 	rm -rf "$d" && mkdir -p "$d/tree" &&
-	make -s dkms-install DESTDIR= DKMS_SRC="$d/src/mrrc-0.1.0" &&
-	dkms --dkmstree "$d/tree" --sourcetree "$d/src" add -m mrrc -v 0.1.0 &&
+	make -s dkms-install DESTDIR="$d/root" DKMS_SRC=/src/mrrc-$v &&
+	test -f "$d/root/usr/lib/modules-load.d/mrrc.conf" &&
+	test -f "$d/root/usr/lib/udev/rules.d/90-mrrc.rules" &&
+	dkms --dkmstree "$d/tree" --sourcetree "$d/root/src" add -m mrrc -v "$v" &&
 	for k in $KVERS; do
-		dkms --dkmstree "$d/tree" --sourcetree "$d/src" build \
-			-m mrrc -v 0.1.0 -k "$k" || return 1
-		ls "$d/tree/mrrc/0.1.0/$k/x86_64/module/"mrrc.ko* || return 1
+		dkms --dkmstree "$d/tree" --sourcetree "$d/root/src" build \
+			-m mrrc -v "$v" -k "$k" || return 1
+		ls "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc.ko* || return 1
+		modinfo -F version "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc.ko* |
+			grep -qx "$v" || return 1
 	done
 }
 check "dkms build from the installed source ($(echo $KVERS))" dkms_build
@@ -154,20 +161,48 @@ check "uapi header compiles standalone (C, -pedantic)" \
 check "uapi header compiles standalone (C++)" \
 	g++ -fsyntax-only -Wall -Wextra -Werror -x c++ uapi/mrrc_abi.h
 check "userspace builds with -Wall -Wextra -Werror" \
-	make -s lib tools selftests unit-tests
+	make -s lib tools selftests unit-tests examples
 check "library exports only versioned mrrc_ symbols" \
 	sh -c "nm -D --defined-only $B/lib/libmrrc.so | awk '\$2 == \"T\" { print \$3 }' |
 		grep -v '^mrrc_[a-z_0-9]*@@\{0,1\}MRRC_0\.[0-9]*\$' | grep . && exit 1 || exit 0"
 check "libmrrc.a links into a shared library (no symbol versions in it)" \
 	gcc -shared -o "$B/lib/whole-archive.so" -Wl,--whole-archive \
 		"$B/lib/libmrrc.a" -Wl,--no-whole-archive
-check "make install DESTDIR= PREFIX=/usr" \
-	sh -c "rm -rf $B/destdir && make -s install DESTDIR=$B/destdir PREFIX=/usr &&
-		test -f $B/destdir/usr/include/mrrc/libmrrc.h &&
-		test -f $B/destdir/usr/lib/pkgconfig/libmrrc.pc &&
-		test -f $B/destdir/usr/share/man/man3/mrrc_bind.3 &&
-		PKG_CONFIG_SYSROOT_DIR=$B/destdir PKG_CONFIG_LIBDIR=$B/destdir/usr/lib/pkgconfig \
-		pkg-config --cflags libmrrc | grep -q mrrc"
+# make install PREFIX=/usr into a staging root, as a package would.
+install_ok() {
+	local d=$B/destdir pc
+	pc="env PKG_CONFIG_LIBDIR=$d/usr/lib/pkgconfig pkg-config"
+	rm -rf "$d" && make -s install DESTDIR="$d" PREFIX=/usr &&
+	test -f "$d/usr/include/mrrc/libmrrc.h" &&
+	test -f "$d/usr/include/mrrc/mrrc_version.h" &&
+	test -f "$d/usr/lib/libmrrc.so.0.${VERSION#*.}" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man3/mrrc_bind.3" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man8/mrrc.8" &&
+	test "$($pc --modversion libmrrc)" = "$VERSION" &&
+	test "$($pc --variable=includedir libmrrc)" = /usr/include &&
+	test "$($pc --variable=libdir libmrrc)" = /usr/lib
+}
+check "make install DESTDIR= PREFIX=/usr" install_ok
+# A program's point of view: it includes <mrrc/libmrrc.h>, is built with
+# pkg-config's flags and checks the headers' version against the library's.
+pkgconfig_program() {
+	local d=$B/destdir
+	cat > "$d/v.c" <<'PROG'
+#include <stdio.h>
+#include <mrrc/libmrrc.h>
+
+int main(void)
+{
+	printf("%s %s\n", MRRC_VERSION_STRING, mrrc_version_string());
+	return mrrc_version() != MRRC_VERSION_NUM;
+}
+PROG
+	cc -Wall -Wextra -Werror -o "$d/v" "$d/v.c" \
+		$(PKG_CONFIG_SYSROOT_DIR=$d PKG_CONFIG_LIBDIR=$d/usr/lib/pkgconfig \
+		  pkg-config --cflags --libs libmrrc) -Wl,-rpath,"$d/usr/lib" &&
+	test "$("$d/v")" = "$VERSION $VERSION"
+}
+check "a program builds with pkg-config against make install" pkgconfig_program
 
 section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
@@ -203,7 +238,7 @@ section "test VM"
 # run side by side, one per core.
 vms=
 for k in $KVERS; do
-	if ! make -s --no-print-directory all initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
+	if ! make -s --no-print-directory all selftests benches initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
 		result FAIL "[$k] build for the VM" "$L/vm-$k.log"
 		continue
 	fi
@@ -258,7 +293,7 @@ fi
 if [ -n "$kd" ]; then
 	out=$B/check/vm-debug
 	log=$L/vm-debug.log
-	if ! make -s --no-print-directory all initramfs KVER="$kd" > "$log" 2>&1; then
+	if ! make -s --no-print-directory all selftests benches initramfs KVER="$kd" > "$log" 2>&1; then
 		result FAIL "[debug] build for the VM" "$log"
 	else
 		check "[debug] kmod W=1 build, no warnings" no_warnings \

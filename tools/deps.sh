@@ -6,7 +6,8 @@
 #
 # Linux 6.12 (the second supported guest kernel, and the source of the
 # debug guest kernel) comes from bookworm-backports; this script adds that
-# suite when it is missing.
+# suite when it is missing.  It says what it will change on the host (the
+# packages, the apt source, the default boot kernel) before it does.
 #
 # usage: deps.sh BUILD_DIR
 set -eu
@@ -55,8 +56,21 @@ apt_install() {
 }
 
 if [ -z "${missing_none:-}" ]; then
+	# Say what changes on this machine before changing it.
+	echo "deps: this installs Debian packages with apt-get:$missing${bpo_missing:+ (from bookworm-backports:$bpo_missing)}"
 	if [ -n "$bpo_missing" ] &&
 	   ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		echo "deps: it adds the bookworm-backports suite to apt's sources:" \
+			"/etc/apt/sources.list.d/mrrc-bookworm-backports.sources"
+		add_bpo=1
+	fi
+	case $bpo_missing in
+	*linux-image-amd64*)
+		echo "deps: Linux 6.12 from bookworm-backports becomes the host's" \
+			"default boot kernel (6.1 stays installed: choose it in GRUB" \
+			"or set GRUB_DEFAULT to keep it); the test VMs boot both" ;;
+	esac
+	if [ -n "${add_bpo:-}" ]; then
 		cat > /etc/apt/sources.list.d/mrrc-bookworm-backports.sources <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
@@ -65,7 +79,6 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 	fi
-	echo "deps: installing$missing${bpo_missing:+ (bookworm-backports:$bpo_missing)}"
 	apt_update
 	if [ -n "$missing" ]; then
 		apt_install $missing

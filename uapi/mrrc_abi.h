@@ -55,7 +55,9 @@ enum {
 	MRRC_CMD_CONN_QUERY,
 	MRRC_CMD_EXPORT,
 	MRRC_CMD_UNEXPORT,
-	MRRC_CMD_LAST = MRRC_CMD_UNEXPORT,
+	MRRC_CMD_CTX_LIST,
+	MRRC_CMD_CONN_LIST,
+	MRRC_CMD_LAST = MRRC_CMD_CONN_LIST,
 };
 
 /**
@@ -883,6 +885,93 @@ struct mrrc_conn_query {
 	__aligned_u64 refused;
 };
 
+/**
+ * struct mrrc_ctx_info - one context, as written by MRRC_IOC_CTX_LIST
+ * @id: the context's id, unique while it is open; MRRC_IOC_CONN_LIST
+ *	takes it
+ * @pid: the process that opened it, in the caller's PID namespace; 0 if
+ *	it is not visible there
+ * @uid: the opener's effective uid, in the caller's user namespace
+ * @dev_index: the device it is bound to; MRRC_DEV_NONE if unbound or its
+ *	device was removed
+ * @conns: connections and listeners
+ * @ops: operations posted and not yet polled
+ * @exports: live exports (MRRC_IOC_EXPORT)
+ * @__reserved: 0
+ * @cached_regions: regions in its registration cache
+ * @cached_pages: pages they cover
+ * @pinned_pages: pages it keeps pinned
+ * @requests: registration requests the cache has served
+ * @hits: requests served without registering anything (exact, subset and
+ *	span hits)
+ */
+struct mrrc_ctx_info {
+	__u32 id;
+	__u32 pid;
+	__u32 uid;
+	__u32 dev_index;
+	__u32 conns;
+	__u32 ops;
+	__u32 exports;
+	__u32 __reserved;
+	__aligned_u64 cached_regions;
+	__aligned_u64 cached_pages;
+	__aligned_u64 pinned_pages;
+	__aligned_u64 requests;
+	__aligned_u64 hits;
+};
+
+#define MRRC_DEV_NONE	0xffffffffU
+
+/**
+ * struct mrrc_ctx_list - MRRC_IOC_CTX_LIST: the open contexts
+ * @size: sizeof(struct mrrc_ctx_list)
+ * @flags: must be 0
+ * @entry_size: size of one element of @entries as user space knows it;
+ *	at least the first revision of struct mrrc_ctx_info.  A smaller
+ *	kernel structure is zero-padded, a larger one truncated.
+ * @count: in, number of elements @entries has room for (may be 0); out,
+ *	number of contexts the caller may see.  min(in, out) are written.
+ * @entries: user pointer to the array (may be 0 when @count is 0)
+ *
+ * The caller sees the contexts opened with its effective uid, its own
+ * included; with CAP_SYS_ADMIN, every context.  Contexts come in the order
+ * of their ids; one that closes meanwhile is left out.
+ */
+struct mrrc_ctx_list {
+	__u32 size;
+	__u32 flags;
+	__u32 entry_size;
+	__u32 count;
+	__aligned_u64 entries;
+};
+
+/**
+ * struct mrrc_conn_list - MRRC_IOC_CONN_LIST: a context's connections
+ * @size: sizeof(struct mrrc_conn_list)
+ * @flags: must be 0
+ * @ctx: in, a context id of MRRC_IOC_CTX_LIST; 0 means the caller's own
+ * @entry_size: size of one element of @entries: at least the first
+ *	revision of struct mrrc_conn_query, whose members each element has
+ *	(@size is the kernel's, @flags 0)
+ * @count: in, room in @entries; out, number of connections and listeners
+ * @__reserved: 0
+ * @entries: user pointer to the array
+ *
+ * ENOENT for a context that does not exist or that the caller may not see
+ * (the rule of MRRC_IOC_CTX_LIST).  Connections come in the order of their
+ * ids.
+ */
+struct mrrc_conn_list {
+	__u32 size;
+	__u32 flags;
+	__u32 ctx;
+	__u32 entry_size;
+	__u32 count;
+	__u32 __reserved;
+	__aligned_u64 entries;
+};
+
 #define MRRC_IOC_QUERY		_IO(MRRC_TYPE, MRRC_CMD_QUERY)
 #define MRRC_IOC_DEV_LIST	_IO(MRRC_TYPE, MRRC_CMD_DEV_LIST)
 #define MRRC_IOC_PORT_QUERY	_IO(MRRC_TYPE, MRRC_CMD_PORT_QUERY)
@@ -905,5 +994,7 @@ struct mrrc_conn_query {
 #define MRRC_IOC_CONN_QUERY	_IO(MRRC_TYPE, MRRC_CMD_CONN_QUERY)
 #define MRRC_IOC_EXPORT		_IO(MRRC_TYPE, MRRC_CMD_EXPORT)
 #define MRRC_IOC_UNEXPORT	_IO(MRRC_TYPE, MRRC_CMD_UNEXPORT)
+#define MRRC_IOC_CTX_LIST	_IO(MRRC_TYPE, MRRC_CMD_CTX_LIST)
+#define MRRC_IOC_CONN_LIST	_IO(MRRC_TYPE, MRRC_CMD_CONN_LIST)
 
 #endif /* _UAPI_MRRC_ABI_H */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -437,6 +438,129 @@ static void test_stats_and_config(void **state)
 	assert_int_equal(mrrc_cache_stats(7, NULL), -EINVAL);
 }
 
+/* The caller's element size and the context id reach the kernel. */
+static size_t list_entry_size;
+
+static void hook_ctx_list(unsigned long req, void *arg)
+{
+	struct mrrc_ctx_list *cl = arg;
+
+	(void)req;
+	assert_int_equal(cl->size, sizeof(*cl));
+	assert_int_equal(cl->entry_size, list_entry_size);
+	assert_int_equal(cl->count, 3);
+	cl->count = 5;
+}
+
+static void hook_conn_list(unsigned long req, void *arg)
+{
+	struct mrrc_conn_list *ll = arg;
+
+	(void)req;
+	assert_int_equal(ll->size, sizeof(*ll));
+	assert_int_equal(ll->ctx, 42);
+	assert_int_equal(ll->entry_size, list_entry_size);
+	ll->count = 2;
+}
+
+static void test_lists(void **state)
+{
+	struct mrrc_conn_query conns[3];
+	struct mrrc_ctx_info ctxs[3];
+	unsigned char big[3 * 200];
+	unsigned int n = 3;
+
+	(void)state;
+	on_ioctl = hook_ctx_list;
+	list_entry_size = sizeof(ctxs[0]);
+	expect_ioctl(MRRC_IOC_CTX_LIST, 0);
+	assert_int_equal(mrrc_ctx_list(7, ctxs, &n), 0);
+	assert_int_equal(n, 5);
+	/* A program built against a later header passes its own size. */
+	n = 3;
+	list_entry_size = 200;
+	expect_ioctl(MRRC_IOC_CTX_LIST, 0);
+	assert_int_equal(mrrc_ctx_list_sized(7, (void *)big, &n, 200), 0);
+	/* Smaller than the first revision, or no room: never sent. */
+	assert_int_equal(mrrc_ctx_list_sized(7, ctxs, &n, 64), -EINVAL);
+	n = 1;
+	assert_int_equal(mrrc_ctx_list(7, NULL, &n), -EINVAL);
+	assert_int_equal(mrrc_ctx_list(7, ctxs, NULL), -EINVAL);
+
+	on_ioctl = hook_conn_list;
+	list_entry_size = sizeof(conns[0]);
+	n = 3;
+	expect_ioctl(MRRC_IOC_CONN_LIST, 0);
+	assert_int_equal(mrrc_conn_list(7, 42, conns, &n), 0);
+	assert_int_equal(n, 2);
+	n = 3;
+	expect_ioctl(MRRC_IOC_CONN_LIST, -ENOENT);
+	assert_int_equal(mrrc_conn_list(7, 42, conns, &n), -ENOENT);
+	assert_int_equal(n, 3);
+	assert_int_equal(mrrc_conn_list_sized(7, 42, conns, &n, 100), -EINVAL);
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(mrrc_version(), MRRC_VERSION_NUM);
+	assert_string_equal(mrrc_version_string(), MRRC_VERSION_STRING);
+	assert_int_equal(MRRC_VERSION_NUM,
+			 (MRRC_VERSION_MAJOR << 16) |
+			 (MRRC_VERSION_MINOR << 8) | MRRC_VERSION_PATCH);
+	assert_true(MRRC_MKVERSION(0, 6, 0) < MRRC_MKVERSION(0, 6, 1));
+	assert_true(MRRC_MKVERSION(0, 255, 255) < MRRC_MKVERSION(1, 0, 0));
+}
+
+/* Every name the ABI defines has a string, distinct; the rest have none. */
+static void test_strings(void **state)
+{
+	const char *seen[80] = { 0 };
+	unsigned int i, j, n = 0;
+	int status;
+
+	(void)state;
+	for (i = 0; i < 128; i++) {
+		const char *s = mrrc_opcode_str(i);
+		bool defined = (i >= MRRC_OP_WRITE && i <= MRRC_OP_LAST) ||
+			       i == MRRC_OP_RECV_IMM || i == MRRC_OP_EVENT;
+
+		assert_non_null(s);
+		if (!defined) {
+			assert_string_equal(s, "unknown opcode");
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			assert_string_not_equal(s, seen[j]);
+		seen[n++] = s;
+	}
+	assert_string_equal(mrrc_opcode_str(MRRC_OP_STCRW), "STCRW");
+	assert_string_equal(mrrc_opcode_str(~0u), "unknown opcode");
+
+	n = 0;
+	for (i = 0; i < 16; i++) {
+		const char *s = mrrc_event_str(i);
+
+		assert_non_null(s);
+		if (i < MRRC_EVENT_CONNECT_REQUEST || i > MRRC_EVENT_ERROR) {
+			assert_string_equal(s, "unknown event");
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			assert_string_not_equal(s, seen[j]);
+		seen[n++] = s;
+	}
+	assert_string_equal(mrrc_event_str(MRRC_EVENT_ESTABLISHED),
+			    "ESTABLISHED");
+
+	assert_string_equal(mrrc_status_str(0), "success");
+	assert_string_equal(mrrc_status_str(-ECANCELED), "cancelled");
+	assert_string_equal(mrrc_status_str(-EDOM), "unknown error");
+	assert_string_equal(mrrc_status_str(5), "not a status");
+	for (status = -200; status <= 0; status++)
+		assert_non_null(mrrc_status_str(status));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +576,9 @@ int main(void)
 		cmocka_unit_test_setup(test_release_flush, reset),
 		cmocka_unit_test_setup(test_stats_and_config, reset),
 		cmocka_unit_test_setup(test_export, reset),
+		cmocka_unit_test_setup(test_lists, reset),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_strings),
 	};
 
 	return cmocka_run_group_tests_name("libmrrc", tests, NULL, NULL);

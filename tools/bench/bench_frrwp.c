@@ -4,11 +4,15 @@
  * p pages into a server buffer that is not yet registered, against the
  * traditional sequential process (Fig. 5), and with warm caches.
  *
- * Two processes on rxe0 (a forked server).  "Cold" transactions use a
- * fresh buffer on both sides every time (never registered before); the
- * small message buffers stay cached in every mode, as any real
+ * Two processes on one RDMA device (a forked server).  "Cold" transactions
+ * use a fresh buffer on both sides every time (never registered before);
+ * the small message buffers stay cached in every mode, as any real
  * application's would.  One JSON line per configuration: the median of
- * ITERS transactions, and the mean.
+ * ITERS transactions, and the mean, with the keys of the run (benchjson.h).
+ *
+ * usage: bench_frrwp [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
+ * rxe0).  The server listens on 10.211.0.1 (veth0 in the test VM), which
+ * must be an address of DEV's network device.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "benchjson.h"
 #include "libmrrc.h"
 
 #define ITERS		40
@@ -82,7 +87,18 @@ static uint8_t *arena_map(void)
 	return a == MAP_FAILED ? NULL : a;
 }
 
-int main(void)
+/* One JSON line: @value us of @mode, @op, @np pages. */
+static void line(const char *metric, double value, int mode, int op,
+		 unsigned int np)
+{
+	printf("{\"bench\":\"frrwp\",\"metric\":\"%s\",\"value\":%.1f,"
+	       "\"unit\":\"us\",\"mode\":\"%s\",\"op\":\"%s\","
+	       "\"pages\":%u,\"iters\":%d", metric, value, mode_name[mode],
+	       op ? "read" : "write", np, ITERS);
+	bench_json_end(stdout);
+}
+
+int main(int argc, char **argv)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(18600) };
@@ -94,6 +110,7 @@ int main(void)
 	uint8_t *arena;
 	pid_t pid;
 
+	bench_options(argc, argv, "bench_frrwp", "", "", 0);
 	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
 	arena = arena_map();
 	if (!arena || pipe(pfd))
@@ -107,7 +124,7 @@ int main(void)
 		int r;
 
 		fd = mrrc_open(0);
-		if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+		if (fd < 0 || mrrc_bind(fd, bench_dev(), NULL) ||
 		    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis) ||
 		    write(pfd[1], "l", 1) != 1)
 			_exit(1);
@@ -135,10 +152,11 @@ int main(void)
 	if (read(pfd[0], &ready, 1) != 1)
 		return 1;
 	fd = mrrc_open(0);
-	if (fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+	if (fd < 0 || mrrc_bind(fd, bench_dev(), NULL) ||
 	    mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn) ||
 	    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0) {
-		fprintf(stderr, "bench_frrwp: cannot connect\n");
+		fprintf(stderr, "bench_frrwp: cannot connect on %s\n",
+			bench_dev());
 		return 1;
 	}
 	memset(arena, 2, ARENA + 128 * PAGE);
@@ -173,13 +191,10 @@ int main(void)
 				for (i = 0; i < ITERS; i++)
 					sum += lat[i];
 				qsort(lat, ITERS, sizeof(lat[0]), cmp);
-				printf("{\"bench\":\"frrwp\",\"metric\":\"latency_median\",\"value\":%.1f,\"unit\":\"us\",\"mode\":\"%s\",\"op\":\"%s\",\"pages\":%u,\"iters\":%d}\n",
-				       lat[ITERS / 2], mode_name[mode],
-				       op ? "read" : "write", pages[pi], ITERS);
-				printf("{\"bench\":\"frrwp\",\"metric\":\"latency_mean\",\"value\":%.1f,\"unit\":\"us\",\"mode\":\"%s\",\"op\":\"%s\",\"pages\":%u,\"iters\":%d}\n",
-				       sum / ITERS, mode_name[mode],
-				       op ? "read" : "write", pages[pi], ITERS);
-				fflush(stdout);
+				line("latency_median", lat[ITERS / 2], mode, op,
+				     pages[pi]);
+				line("latency_mean", sum / ITERS, mode, op,
+				     pages[pi]);
 			}
 		}
 	}

@@ -8,7 +8,11 @@
  * MRRC_IOC_QUERY (also walks the device list).  Later issues batch many
  * operations per ioctl; this is the overhead they amortise.
  *
- * Output: one JSON object per line, see Documentation/testing.rst.
+ * Output: one JSON object per line, see Documentation/testing.rst, with
+ * the keys of the run (benchjson.h).
+ *
+ * usage: bench_ioctl [-d DEV] [ITERS]: on RDMA device DEV (default
+ * $MRRC_DEV, else rxe0), ITERS calls per run (default 100000).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include "benchjson.h"
 #include "libmrrc.h"
 
 #define RUNS 7
@@ -66,21 +71,38 @@ static int one(enum op op, int fd)
 	return -1;
 }
 
+/* The rest of a line after "bench", "metric" and "value"; @stat or NULL. */
+static void keys(const char *unit, enum op op, const char *stat, long iters)
+{
+	printf("\"unit\":\"%s\",\"op\":\"%s\",", unit, op_name[op]);
+	if (stat)
+		printf("\"stat\":\"%s\",", stat);
+	printf("\"iterations\":%ld,\"runs\":%d,\"kver\":", iters, RUNS);
+	bench_json_str(stdout, bench_kernel());
+	bench_json_end(stdout);
+}
+
 int main(int argc, char **argv)
 {
-	long iters = argc > 1 ? atol(argv[1]) : 100000;
-	const char *kver = getenv("MRRC_KVER");
+	long iters = 100000;
 	double per_run[RUNS], base = 0;
-	int fd, ret;
+	int fd, ret, arg;
+
+	arg = bench_options(argc, argv, "bench_ioctl", " [ITERS]",
+			    "  ITERS   calls per run (default 100000)\n", 1);
+	if (arg < argc)
+		iters = bench_opt_u64("bench_ioctl", "ITERS", argv[arg], 1,
+				      1000000000);
 
 	fd = mrrc_open(0);
 	if (fd < 0) {
 		fprintf(stderr, "bench_ioctl: open: %s\n", strerror(-fd));
 		return 1;
 	}
-	ret = mrrc_bind(fd, "rxe0", NULL);
+	ret = mrrc_bind(fd, bench_dev(), NULL);
 	if (ret) {
-		fprintf(stderr, "bench_ioctl: bind rxe0: %s\n", strerror(-ret));
+		fprintf(stderr, "bench_ioctl: bind %s: %s\n", bench_dev(),
+			strerror(-ret));
 		return 1;
 	}
 
@@ -102,16 +124,12 @@ int main(int argc, char **argv)
 		qsort(per_run, RUNS, sizeof(per_run[0]), cmp_double);
 		if (op == OP_NULL_SYSCALL)
 			base = per_run[RUNS / 2];
-		printf("{\"bench\":\"ioctl\",\"metric\":\"latency_ns\",\"value\":%.1f,"
-		       "\"unit\":\"ns\",\"op\":\"%s\",\"stat\":\"median_of_run_means\","
-		       "\"iterations\":%ld,\"runs\":%d,\"kver\":\"%s\"}\n",
-		       per_run[RUNS / 2], op_name[op], iters, RUNS,
-		       kver ? kver : "");
+		printf("{\"bench\":\"ioctl\",\"metric\":\"latency_ns\","
+		       "\"value\":%.1f,", per_run[RUNS / 2]);
+		keys("ns", op, "median_of_run_means", iters);
 		printf("{\"bench\":\"ioctl\",\"metric\":\"ratio_to_null_syscall\","
-		       "\"value\":%.2f,\"unit\":\"ratio\",\"op\":\"%s\","
-		       "\"iterations\":%ld,\"runs\":%d,\"kver\":\"%s\"}\n",
-		       per_run[RUNS / 2] / base, op_name[op], iters, RUNS,
-		       kver ? kver : "");
+		       "\"value\":%.2f,", per_run[RUNS / 2] / base);
+		keys("ratio", op, NULL, iters);
 	}
 	close(fd);
 	return 0;

@@ -2,28 +2,58 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # BENCH=ops: WRITE / READ / SEND latency and throughput through the module
 # (mrrc_ops), then the same operations through plain user-space
-# libibverbs on the same rxe device: perftest's ib_{write,read,send}_{lat,bw}
-# as the reference.  JSON lines on stdout.
+# libibverbs on the same device: perftest's ib_{write,read,send}_{lat,bw}
+# as the reference.  JSON lines on stdout, each as soon as it is measured,
+# with the keys of the run as tools/bench/benchjson.c writes them.
 #
 # perftest's latency tools ping-pong and report half the round trip (the
 # send tools one way); mrrc_ops reports post-to-completion.  Compare
 # latencies with that in mind; throughputs compare directly.
+#
+# usage: bench_ops.sh [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
+# rxe0), whose network device has the address 10.211.0.1.
 set -eu
 dir=$(dirname "$0")
-"$dir/mrrc_ops"
+usage="usage: bench_ops [-d DEV]"
+while getopts d:h o; do
+	case $o in
+	d) MRRC_DEV=$OPTARG ;;
+	h) echo "$usage"; exit 0 ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+dev=${MRRC_DEV-rxe0}
+# One date for the lines of mrrc_ops and of perftest.
+MRRC_DATE=${MRRC_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
+export MRRC_DATE
+"$dir/mrrc_ops" -d "$dev"
+
+# A JSON string: backslash and quote escaped, control characters dropped.
+jstr() {
+	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')"
+}
+accel=${MRRC_ACCEL:-$(tr ' ' '\n' 2>/dev/null < /proc/cmdline |
+	sed -n 's/^MRRC_ACCEL=//p' | tail -n 1)}
+run_keys=$(printf ',"kernel":%s,"accel":%s,"device":%s,"commit":%s,"date":%s' \
+	"$(jstr "${MRRC_KVER:-$(uname -r)}")" "$(jstr "${accel:-unknown}")" \
+	"$(jstr "$dev")" "$(jstr "${MRRC_COMMIT:-unknown}")" \
+	"$(jstr "$MRRC_DATE")")
 
 addr=10.211.0.1
 port=18700
 json() {
-	printf '{"bench":"ops","metric":"%s","value":%s,"unit":"%s","path":"verbs","op":"%s","size_bytes":%s,"batch":%s}\n' "$@"
+	printf '{"bench":"ops","metric":"%s","value":%s,"unit":"%s","path":"verbs","op":"%s","size_bytes":%s,"batch":%s%s}\n' \
+		"$@" "$run_keys"
 }
 # run TOOL ARGS...: server and client of one perftest tool; client output.
 run() {
 	port=$((port + 1))
-	"$@" -d rxe0 -p "$port" > /dev/null 2>&1 &
+	"$@" -d "$dev" -p "$port" > /dev/null 2>&1 &
 	srv=$!
 	sleep 1
-	out=$("$@" -d rxe0 -p "$port" "$addr" 2>/dev/null) || true
+	out=$("$@" -d "$dev" -p "$port" "$addr" 2>/dev/null) || true
 	wait "$srv" 2>/dev/null || true
 	echo "$out"
 }

@@ -27,6 +27,9 @@
  * a miss that evicts, measured with the eviction's LOCAL_INV chain waited
  * for (module parameter async_inval=N, "inval": "sync") and left to
  * complete in the background (Y, "inval": "async", the default).
+ *
+ * usage: bench_reg [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
+ * rxe0).  Every line also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,15 +40,13 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "benchjson.h"
 #include "libmrrc.h"
 
 #define RW MRRC_ACCESS_LOCAL_WRITE
-#define DEVICE "rxe0"
 #define MAX_ITERS 3000
 #define MIN_ITERS 20
 #define BUDGET_NS 400000000ull	/* per configuration */
-
-static const char *kver;
 
 static uint64_t mono_ns(void)
 {
@@ -123,9 +124,12 @@ static int open_ctx(uint32_t mode, uint32_t policy, uint64_t max_pages,
 
 	if (fd < 0)
 		die("open", fd);
-	ret = mrrc_bind(fd, DEVICE, NULL);
-	if (ret)
-		die("bind", ret);
+	ret = mrrc_bind(fd, bench_dev(), NULL);
+	if (ret) {
+		fprintf(stderr, "bench_reg: bind %s: %s\n", bench_dev(),
+			strerror(-ret));
+		exit(1);
+	}
 	ret = mrrc_cache_config(fd, &cfg);
 	if (ret)
 		die("config", ret);
@@ -219,11 +223,11 @@ static void emit(const char *metric, double value, const char *unit,
 {
 	printf("{\"bench\":\"reg\",\"metric\":\"%s\",\"value\":%.1f,\"unit\":\"%s\","
 	       "\"mode\":\"%s\",\"size_bytes\":%zu,\"regions\":%lu,"
-	       "\"batch\":%u,\"iterations\":%u,\"kver\":\"%s\","
-	       "\"device\":\"%s\"%s}\n",
-	       metric, value, unit, mode, size, regions, cur_batch, iters, kver,
-	       DEVICE, cur_keys);
-	fflush(stdout);
+	       "\"batch\":%u,\"iterations\":%u,\"kver\":",
+	       metric, value, unit, mode, size, regions, cur_batch, iters);
+	bench_json_str(stdout, bench_kernel());
+	fputs(cur_keys, stdout);
+	bench_json_end(stdout);
 }
 
 /*
@@ -531,14 +535,14 @@ static void evict_churn(void)
 	munmap(buf, 64 * 4096);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
 					1048576 };
 	static const unsigned long nregs[] = { 10, 1000, 100000 };
 	struct result r[NMODES], h[3];
 
-	kver = getenv("MRRC_KVER") ? getenv("MRRC_KVER") : "";
+	bench_options(argc, argv, "bench_reg", "", "", 0);
 	timer_init();
 	fit_costs(MRRC_MODE_ORDINARY, "ordinary");
 	fit_costs(MRRC_MODE_FAST, "fast");

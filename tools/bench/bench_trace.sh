@@ -4,8 +4,23 @@
 # (Documentation/evaluation.rst).  For each trace, policy and cache size,
 # one JSON line from mrrc-replay (the kernel's own cache, model mode); then
 # a sweep of MRE's section sizes.  Runs in the test VM (make bench
-# BENCH=trace); prints JSON lines on stdout.
+# BENCH=trace); prints JSON lines on stdout, one per replay as it ends.
+#
+# usage: bench_trace.sh [-d DEV]: on RDMA device DEV (default $MRRC_DEV,
+# else rxe0).  Every line carries the same "date" (MRRC_DATE).
 set -eu
+usage="usage: bench_trace [-d DEV]"
+while getopts d:h o; do
+	case $o in
+	d) MRRC_DEV=$OPTARG; export MRRC_DEV ;;
+	h) echo "$usage"; exit 0 ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+MRRC_DATE=${MRRC_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
+export MRRC_DATE
 top=$(cd "$(dirname "$0")/../.." && pwd)
 replay=$top/build/tools/mrrc-replay
 cp_trace=${MRRC_TRACES:-$top/../shared/traces}/cloudPhysicsIO.csv

@@ -2,13 +2,18 @@
 /*
  * BENCH=ops, the module path: latency and throughput of WRITE, READ and
  * SEND through /dev/mrrc, 64 B to 64 KiB, batches of 1 and 16.  Client and
- * server are two contexts of this process on rxe0; the buffers are
- * registered once (cache hits), so this measures the data path, not
+ * server are two contexts of this process on one RDMA device; the buffers
+ * are registered once (cache hits), so this measures the data path, not
  * registration.  Run by bench_ops.sh, which adds the libibverbs reference.
  *
  * latency: one operation posted, then polled to completion, ITERS times.
  * throughput: OPS operations, posted @batch per MRRC_IOC_POST with at most
  * WINDOW outstanding, completions harvested many per MRRC_IOC_POLL.
+ *
+ * usage: mrrc_ops [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
+ * rxe0).  The server listens on 10.211.0.1 (veth0 in the test VM), which
+ * must be an address of DEV's network device.  One JSON line per
+ * measurement, with the keys of the run (benchjson.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +25,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "benchjson.h"
 #include "libmrrc.h"
 
 #define ITERS	300
@@ -74,9 +80,12 @@ static int setup(void)
 	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
 	sfd = mrrc_open(0);
 	cfd = mrrc_open(0);
-	if (sfd < 0 || cfd < 0 || mrrc_bind(sfd, "rxe0", NULL) ||
-	    mrrc_bind(cfd, "rxe0", NULL))
-		return -ENODEV;
+	if (sfd < 0 || cfd < 0)
+		return sfd < 0 ? sfd : cfd;
+	r = mrrc_bind(sfd, bench_dev(), NULL);
+	r = r ?: mrrc_bind(cfd, bench_dev(), NULL);
+	if (r)
+		return r;
 	r = mrrc_listen(sfd, (struct sockaddr *)&sin, 1, 0, &lis);
 	r = r ?: mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0, &cconn);
 	if (r)
@@ -202,13 +211,28 @@ static double throughput(uint8_t op, unsigned int size, unsigned int batch)
 	return OPS / ((now_us() - t0) / 1e6);
 }
 
-int main(void)
+/* One JSON line: @value (@prec decimals) of ops[@oi] and sizes[@si]. */
+static void line(const char *metric, double value, int prec,
+		 const char *unit, unsigned int oi, unsigned int si,
+		 unsigned int batch)
+{
+	printf("{\"bench\":\"ops\",\"metric\":\"%s\",\"value\":%.*f,"
+	       "\"unit\":\"%s\",\"path\":\"mrrc\",\"op\":\"%s\","
+	       "\"size_bytes\":%u,\"batch\":%u", metric, prec, value, unit,
+	       op_name[oi], sizes[si], batch);
+	bench_json_end(stdout);
+}
+
+int main(int argc, char **argv)
 {
 	unsigned int oi, si, b;
-	int r = setup();
+	int r;
 
+	bench_options(argc, argv, "mrrc_ops", "", "", 0);
+	r = setup();
 	if (r) {
-		fprintf(stderr, "bench_ops: setup: %s\n", strerror(-r));
+		fprintf(stderr, "bench_ops: setup on %s: %s\n", bench_dev(),
+			strerror(-r));
 		return 1;
 	}
 	for (oi = 0; oi < 3; oi++) {
@@ -217,17 +241,15 @@ int main(void)
 
 			if (lat < 0)
 				return 1;
-			printf("{\"bench\":\"ops\",\"metric\":\"latency\",\"value\":%.2f,\"unit\":\"us\",\"path\":\"mrrc\",\"op\":\"%s\",\"size_bytes\":%u,\"batch\":1}\n",
-			       lat, op_name[oi], sizes[si]);
+			line("latency", lat, 2, "us", oi, si, 1);
 			for (b = 1; b <= 16; b += 15) {
 				double tp = throughput(ops[oi], sizes[si], b);
 
 				if (tp < 0)
 					return 1;
-				printf("{\"bench\":\"ops\",\"metric\":\"throughput\",\"value\":%.0f,\"unit\":\"ops_per_s\",\"path\":\"mrrc\",\"op\":\"%s\",\"size_bytes\":%u,\"batch\":%u}\n",
-				       tp, op_name[oi], sizes[si], b);
+				line("throughput", tp, 0, "ops_per_s", oi, si,
+				     b);
 			}
-			fflush(stdout);
 		}
 	}
 	return 0;

@@ -2,9 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `make bench [BENCH=name]`: run benchmarks in one fresh test VM.  Each
 # benchmark build/bench-bin/bench_<name> writes JSON lines to
-# build/bench/<name>.jsonl.  BENCH=all runs every one.  Every line gets
-# "accel" (kvm or tcg, see tools/vm/accel.sh) and "kernel" (the guest
-# kernel release): where the figure was measured.
+# build/bench/<name>.jsonl (shown on the console as they come; the file
+# only replaces the old one if the benchmark succeeds).  BENCH=all runs
+# every one.  The programs write the keys of the run into every line
+# (tools/bench/benchjson.h): "kernel" and "accel" from the VM (MRRC_KVER,
+# MRRC_ACCEL, see tools/vm/run.sh), "device" (rxe0 in the VM), and
+# "commit" and "date" from here: MRRC_COMMIT is HEAD of this repository,
+# found on the host (in the guest, git may refuse a repository owned by
+# another user), MRRC_DATE when this run began, the same for every line.
+# With MRRC_DEV set, the guest's rxe0 is renamed to it first, so the
+# benchmarks run on a device of that name (as on a machine whose NIC is
+# called so).
 #
 # usage: run.sh KVER NAME|all
 set -eu
@@ -12,6 +20,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$1
 which=$2
 cd "$top"
+commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 if [ "$which" = all ]; then
 	names=$(ls build/bench-bin | sed -n 's/^bench_//p')
 else
@@ -22,16 +32,30 @@ else
 	}
 fi
 mkdir -p build/bench
-cmd=
+# In the guest: each benchmark's lines on the console as they come (tee),
+# and its exit status through a file, as sh has no pipefail: the first
+# that fails ends the run with its status.
+dev=${MRRC_DEV:-rxe0}
+case $dev in
+''|*[!A-Za-z0-9_.-]*)
+	echo "bench: MRRC_DEV '$dev' is not a device name" >&2
+	exit 2 ;;
+esac
+cmd="export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_DEV=$dev;"
+[ "$dev" = rxe0 ] || cmd="$cmd rdma dev set rxe0 name $dev &&"
 for n in $names; do
-	cmd="$cmd build/bench-bin/bench_$n > build/bench/$n.jsonl.tmp &&
-		mv build/bench/$n.jsonl.tmp build/bench/$n.jsonl &&
-		echo \"bench: $n -> build/bench/$n.jsonl\" && cat build/bench/$n.jsonl &&"
+	out=build/bench/$n.jsonl
+	cmd="$cmd echo \"bench: $n -> $out\" &&
+		{ build/bench-bin/bench_$n; echo \$? > /tmp/bench-$n.status; } |
+		tee $out.tmp &&
+		(exit \$(cat /tmp/bench-$n.status || echo 1)) &&
+		mv $out.tmp $out &&"
 done
 export VM_MEM="${VM_MEM:-4G}"
 accel=$(tools/vm/accel.sh "$kver")
 st=0
 tools/vm/run.sh "$kver" "$cmd true" || st=$?
+# Lines of a benchmark that does not write the keys of the run itself.
 for n in $names; do
 	f=build/bench/$n.jsonl
 	[ -f "$f" ] || continue

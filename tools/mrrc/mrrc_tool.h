@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include "libmrrc.h"
 
-#define MRRC_TOOL_VERSION "0.1.0"
+#define MRRC_TOOL_VERSION MRRC_VERSION_STRING	/* the file VERSION */
 
 /* fmt.c: value -> text, never NULL. */
 const char *mrrc_port_state_str(uint32_t state);

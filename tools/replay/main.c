@@ -10,12 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchjson.h"
 #include "replay.h"
+
+#define PROG "mrrc-replay"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mrrc-replay [options]\n"
+		"  -d DEV      RDMA device (default $MRRC_DEV, else rxe0)\n"
 		"  -f FORMAT   cloudphysics | msr | plain (read -t FILE, '-' = stdin)\n"
 		"              cello | httpd (synthetic, see -n -N -z -s)\n"
 		"  -t FILE     trace file\n"
@@ -23,17 +27,44 @@ static void usage(FILE *f)
 		"  -N N        synthetic: distinct buffers (default 10000)\n"
 		"  -z ALPHA    synthetic: Zipf skew (default 0.8)\n"
 		"  -s SEED     synthetic: seed (default 1)\n"
-		"  -p POLICY   mre | lru | none | gdsf (default mre)\n"
+		"  -p POLICY   mre (default) | lru | none | gdsf | gdsf-batch\n"
 		"  -c PAGES    cache capacity in pages (default 4096)\n"
 		"  -r N        cache capacity in regions (default 65536)\n"
 		"  -R PCT      MRE resorting section, %% of cached pages\n"
 		"  -E PCT      MRE eviction segment, %% of the capacity\n"
-		"  -C a,b,a',b'  cost model in ns (default 770,7420,220,1100)\n"
+		"  -C a,b,a',b'[,c']  cost model in ns\n"
+		"              (default 770,7420,220,1100,0)\n"
 		"  -M NAME     name of the cost model in the output (default papers,\n"
 		"              or custom with -C)\n"
 		"  -l NAME     trace name in the output\n"
 		"  -x          also run the user-space LRU reference and fail if\n"
 		"              it disagrees (requests must not partially overlap)\n");
+}
+
+/* -C a,b,a',b'[,c']: four or five numbers, each 0 .. 2^32 - 1. */
+static int parse_costs(const char *arg, uint32_t cost[5])
+{
+	char buf[128], *tok, *save;
+	unsigned int n = 0;
+	uint64_t v;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	/* strtok_r() would pass over empty fields: "1,,2,3". */
+	if (buf[0] == ',' || strstr(buf, ",,") || buf[strlen(buf) - 1] == ',')
+		return -EINVAL;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == 5 || bench_parse_u64(tok, 0, UINT32_MAX, &v))
+			return -EINVAL;
+		cost[n++] = v;
+	}
+	if (n < 4)
+		return -EINVAL;
+	while (n < 5)
+		cost[n++] = 0;
+	return 0;
 }
 
 static const char *const policies[] = {
@@ -49,31 +80,56 @@ int main(int argc, char **argv)
 	struct synth syn = { .requests = 100000, .objects = 10000,
 			     .zipf = 0.8, .seed = 1 };
 	const char *format = "cello", *file = NULL, *name = NULL, *model = NULL;
+	const char *dev = NULL;
 	struct replay_result res;
 	struct trace t = { 0 };
 	int c, ret, check = 0;
 	unsigned int p;
 
-	while ((c = getopt(argc, argv, "f:t:n:N:z:s:p:c:r:R:E:C:M:l:xh")) != -1) {
+	while ((c = getopt(argc, argv,
+			   "d:f:t:n:N:z:s:p:c:r:R:E:C:M:l:xh")) != -1) {
 		switch (c) {
+		case 'd': dev = optarg; break;
 		case 'f': format = optarg; break;
 		case 't': file = optarg; break;
-		case 'n': syn.requests = strtoull(optarg, NULL, 0); break;
-		case 'N': syn.objects = strtoull(optarg, NULL, 0); break;
-		case 'z': syn.zipf = strtod(optarg, NULL); break;
-		case 's': syn.seed = strtoull(optarg, NULL, 0); break;
-		case 'c': cfg.cache_pages = strtoull(optarg, NULL, 0); break;
-		case 'r': cfg.max_regions = strtoul(optarg, NULL, 0); break;
-		case 'R': cfg.resort_pct = strtoul(optarg, NULL, 0); break;
-		case 'E': cfg.evict_pct = strtoul(optarg, NULL, 0); break;
+		case 'n':
+			syn.requests = bench_opt_u64(PROG, "-n", optarg, 1,
+						     UINT32_MAX);
+			break;
+		case 'N':
+			syn.objects = bench_opt_u64(PROG, "-N", optarg, 1,
+						    UINT32_MAX);
+			break;
+		case 'z':
+			syn.zipf = bench_opt_double(PROG, "-z", optarg, 0, 100);
+			break;
+		case 's':
+			syn.seed = bench_opt_u64(PROG, "-s", optarg, 0,
+						 UINT64_MAX);
+			break;
+		case 'c':
+			cfg.cache_pages = bench_opt_u64(PROG, "-c", optarg, 1,
+							UINT64_MAX);
+			break;
+		case 'r':
+			cfg.max_regions = bench_opt_u64(PROG, "-r", optarg, 1,
+							UINT32_MAX);
+			break;
+		case 'R':
+			cfg.resort_pct = bench_opt_u64(PROG, "-R", optarg, 0,
+						       100);
+			break;
+		case 'E':
+			cfg.evict_pct = bench_opt_u64(PROG, "-E", optarg, 0,
+						      100);
+			break;
 		case 'l': name = optarg; break;
 		case 'M': model = optarg; break;
 		case 'x': check = 1; break;
 		case 'C':
-			if (sscanf(optarg, "%u,%u,%u,%u,%u", &cfg.cost[0],
-				   &cfg.cost[1], &cfg.cost[2], &cfg.cost[3],
-				   &cfg.cost[4]) < 4) {
-				fprintf(stderr, "mrrc-replay: -C wants a,b,a',b'[,c']\n");
+			if (parse_costs(optarg, cfg.cost)) {
+				fprintf(stderr, "mrrc-replay: -C %s: want a,b,a',b'[,c'] (each 0..%u)\n",
+					optarg, UINT32_MAX);
 				return 2;
 			}
 			break;
@@ -95,10 +151,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !cfg.cache_pages) {
+	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	bench_init(PROG, dev);
+	cfg.device = bench_dev();
 
 	if (!strcmp(format, "cello") || !strcmp(format, "httpd")) {
 		ret = format[0] == 'c' ? trace_synth_cello(&syn, &t) :
@@ -131,7 +189,8 @@ int main(int argc, char **argv)
 
 	ret = replay_kernel(&t, &cfg, &res);
 	if (ret) {
-		fprintf(stderr, "mrrc-replay: replay: %s\n", strerror(-ret));
+		fprintf(stderr, "mrrc-replay: replay on %s: %s\n", cfg.device,
+			strerror(-ret));
 		trace_free(&t);
 		return 1;
 	}
@@ -139,16 +198,17 @@ int main(int argc, char **argv)
 	uint64_t asked = 0;
 	for (size_t i = 0; i < t.n; i++)
 		asked += (t.r[i].addr + t.r[i].len - 1) / 4096 - t.r[i].addr / 4096 + 1;
-	printf("{\"bench\":\"trace\",\"trace\":\"%s\",\"policy\":\"%s\","
+	printf("{\"bench\":\"trace\",\"trace\":");
+	bench_json_str(stdout, name ? name : format);
+	printf(",\"policy\":\"%s\","
 	       "\"cache_pages\":%" PRIu64 ",\"requests\":%" PRIu64 ","
 	       "\"request_pages\":%" PRIu64 ",\"reg_pages\":%" PRIu64 ","
 	       "\"page_hit_ratio\":%.6f,"
 	       "\"hit_ratio\":%.6f,\"cost_us\":%.1f,\"registrations\":%" PRIu64
 	       ",\"deregistrations\":%" PRIu64 ",\"dereg_batches\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u,"
-	       "\"cost_model\":\"%s\",\"costs_ns\":\"%u,%u,%u,%u,%u\"}\n",
-	       name ? name : format, policies[cfg.policy],
+	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u,\"cost_model\":",
+	       policies[cfg.policy],
 	       cfg.cache_pages, (uint64_t)res.st.requests, asked,
 	       (uint64_t)res.st.reg_pages,
 	       asked ? 1.0 - (double)res.st.reg_pages / asked : 0.0,
@@ -156,9 +216,12 @@ int main(int argc, char **argv)
 	       res.cost_us, (uint64_t)res.st.registrations,
 	       (uint64_t)res.st.deregistrations, (uint64_t)res.st.dereg_batches,
 	       (uint64_t)res.st.overlap, (uint64_t)res.st.miss,
-	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct,
-	       model ? model : cfg.cost[0] ? "custom" : "papers",
-	       cfg.cost[0], cfg.cost[1], cfg.cost[2], cfg.cost[3], cfg.cost[4]);
+	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct);
+	bench_json_str(stdout, model ? model :
+		       cfg.cost[0] ? "custom" : "papers");
+	printf(",\"costs_ns\":\"%u,%u,%u,%u,%u\"", cfg.cost[0], cfg.cost[1],
+	       cfg.cost[2], cfg.cost[3], cfg.cost[4]);
+	bench_json_end(stdout);
 
 	if (check) {
 		struct refsim_result ref;

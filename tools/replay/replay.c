@@ -43,7 +43,7 @@ int replay_kernel(const struct trace *t, const struct replay_cfg *cfg,
 		ret = fd;
 		goto out_free;
 	}
-	ret = mrrc_bind(fd, "rxe0", NULL);
+	ret = mrrc_bind(fd, cfg->device, NULL);
 	if (!ret)
 		ret = mrrc_cache_config(fd, &cc);
 	while (!ret && i < t->n) {

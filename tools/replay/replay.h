@@ -38,6 +38,7 @@ int trace_synth_httpd(const struct synth *s, struct trace *t);
 void trace_free(struct trace *t);
 
 struct replay_cfg {
+	const char *device;	/* RDMA device to bind to, e.g. "rxe0" */
 	uint32_t policy;	/* MRRC_POLICY_* */
 	uint64_t cache_pages;
 	uint32_t max_regions;
@@ -51,7 +52,7 @@ struct replay_result {
 	double cost_us;		/* model cost of registrations + evictions */
 };
 
-/* replay.c: through the kernel (needs /dev/mrrc and rxe0). */
+/* replay.c: through the kernel (needs /dev/mrrc and cfg->device). */
 int replay_kernel(const struct trace *t, const struct replay_cfg *cfg,
 		  struct replay_result *res);
 
