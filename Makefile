@@ -69,7 +69,7 @@ VERSION_H := $(B)/include/mrrc/mrrc_version.h
 CFLAGS_STAMP := $(B)/.user-cflags
 LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h $(VERSION_H) $(CFLAGS_STAMP)
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
-	tools/mrrc/stat.c
+	tools/mrrc/stat.c tools/mrrc/ctx.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests

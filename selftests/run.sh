@@ -31,12 +31,16 @@ tap() {
 }
 {
 	echo "TAP version 13"
-	echo "1..9"
+	echo "1..10"
 	desc="tools.mrrc_info_on_path"
 	tap sh -c 'mrrc info | grep -q "hca_id:	rxe0"'
 	desc="tools.mrrc_info_matches_rdma_link"
 	tap sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE" &&
 		mrrc info -d rxe0 | grep -q "state:.*PORT_ACTIVE"'
+	desc="tools.mrrc_json_output_parses"
+	tap sh -c 'mrrc -j info | python3 -m json.tool > /dev/null &&
+		mrrc -jp stat | python3 -m json.tool > /dev/null &&
+		mrrc -j version | python3 -m json.tool > /dev/null'
 	desc="tools.mrrc_info_valgrind_clean"
 	tap valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=all mrrc info -v

@@ -2,17 +2,55 @@
 /* mrrc(8) - "mrrc stat": the module's registration counters, once or live. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mrrc_tool.h"
 
-#define PAGE_KB 4
+/* The counters "mrrc stat" shows, by their names in the ABI. */
+#define F(name) { #name, offsetof(struct mrrc_cache_stats, name) }
+static const struct {
+	const char *name;
+	size_t off;
+} counters[] = {
+	F(caches), F(requests), F(hit_exact), F(hit_subset), F(hit_span),
+	F(overlap), F(miss), F(registrations), F(reg_pages),
+	F(deregistrations), F(dereg_pages), F(dereg_batches), F(max_batch),
+	F(evictions), F(eviction_rounds), F(invalidations),
+	F(cached_regions), F(cached_pages), F(pinned_pages),
+	F(inuse_regions), F(handles), F(pool_mrs), F(pool_free),
+	F(pool_hits), F(pool_misses), F(pool_refills), F(pool_aged),
+	F(reg_wrs), F(inv_wrs), F(inv_chains), F(qp_resets),
+	F(fast_fallbacks), F(whole_ranges), F(exposures), F(expo_ordinary),
+	F(exposed), F(reg_timeouts), F(exports), F(exported),
+	F(export_bytes), F(notifier_kept),
+};
+
+#undef F
 
 static uint64_t hits(const struct mrrc_cache_stats *s)
 {
 	return s->hit_exact + s->hit_subset + s->hit_span;
+}
+
+double mrrc_hit_pct(uint64_t hit, uint64_t requests)
+{
+	return requests ? 100.0 * hit / requests : 0.0;
+}
+
+/* The kernel's page size: the same as ours. */
+static uint64_t page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? (uint64_t)ps : 4096;
+}
+
+uint64_t mrrc_pages_kb(uint64_t pages)
+{
+	return pages * (page_size() / 1024);
 }
 
 /* All counters, one "name value" per line. */
@@ -51,7 +89,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
 		(uint64_t)s->miss,
-		s->requests ? 100.0 * hits(s) / s->requests : 0.0,
+		mrrc_hit_pct(hits(s), s->requests),
 		(uint64_t)s->registrations, (uint64_t)s->reg_pages,
 		(uint64_t)s->deregistrations, (uint64_t)s->dereg_pages,
 		(uint64_t)s->dereg_batches, (uint64_t)s->max_batch,
@@ -71,22 +109,65 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->export_bytes, (uint64_t)s->notifier_kept);
 }
 
+/* JSON: an object of the counters, the hit ratio and the page size. */
+void mrrc_stat_json(struct mrrc_json *j, const char *key,
+		    const struct mrrc_cache_stats *s)
+{
+	unsigned int i;
+	uint64_t v;
+
+	mrrc_json_open(j, key, '{');
+	mrrc_json_u64(j, "page_size", page_size());
+	for (i = 0; i < ARRAY_SIZE(counters); i++) {
+		memcpy(&v, (const char *)s + counters[i].off, sizeof(v));
+		mrrc_json_u64(j, counters[i].name, v);
+	}
+	mrrc_json_double(j, "hit_pct", mrrc_hit_pct(hits(s), s->requests));
+	mrrc_json_close(j, '}');
+}
+
+#define RATE(f) ((double)(b->f - a->f) / secs)
+#define HIT_PCT mrrc_hit_pct(hits(b) - hits(a), b->requests - a->requests)
+
 /* One line of "mrrc stat -i": rates over @secs and the gauges now. */
 void mrrc_stat_line(FILE *out, const struct mrrc_cache_stats *a,
 		    const struct mrrc_cache_stats *b, double secs)
 {
-	uint64_t req = b->requests - a->requests;
-
-#define RATE(f) ((double)(b->f - a->f) / secs)
 	fprintf(out, "%9.0f %5.1f %8.0f %8.0f %8.0f %8.0f %7.0f %9" PRIu64
 		" %9" PRIu64 " %6" PRIu64 "\n",
-		RATE(requests), req ? 100.0 * (hits(b) - hits(a)) / req : 0.0,
-		RATE(miss) + RATE(overlap), RATE(registrations),
-		RATE(deregistrations), RATE(evictions), RATE(invalidations),
-		(uint64_t)b->cached_pages * PAGE_KB,
-		(uint64_t)b->pinned_pages * PAGE_KB, (uint64_t)b->caches);
-#undef RATE
+		RATE(requests), HIT_PCT, RATE(miss) + RATE(overlap),
+		RATE(registrations), RATE(deregistrations), RATE(evictions),
+		RATE(invalidations), mrrc_pages_kb(b->cached_pages),
+		mrrc_pages_kb(b->pinned_pages), (uint64_t)b->caches);
 }
+
+/*
+ * The same as one JSON object on one line (never pretty: JSON Lines), with
+ * the counters now under "stats".
+ */
+void mrrc_stat_json_line(FILE *out, const struct mrrc_cache_stats *a,
+			 const struct mrrc_cache_stats *b, double secs)
+{
+	struct mrrc_json j = { .out = out };
+
+	mrrc_json_open(&j, NULL, '{');
+	mrrc_json_double(&j, "seconds", secs);
+	mrrc_json_double(&j, "req_per_s", RATE(requests));
+	mrrc_json_double(&j, "hit_pct", HIT_PCT);
+	mrrc_json_double(&j, "miss_per_s", RATE(miss) + RATE(overlap));
+	mrrc_json_double(&j, "reg_per_s", RATE(registrations));
+	mrrc_json_double(&j, "dereg_per_s", RATE(deregistrations));
+	mrrc_json_double(&j, "evict_per_s", RATE(evictions));
+	mrrc_json_double(&j, "inval_per_s", RATE(invalidations));
+	mrrc_json_u64(&j, "cached_kb", mrrc_pages_kb(b->cached_pages));
+	mrrc_json_u64(&j, "pinned_kb", mrrc_pages_kb(b->pinned_pages));
+	mrrc_json_u64(&j, "caches", b->caches);
+	mrrc_stat_json(&j, "stats", b);
+	mrrc_json_close(&j, '}');
+}
+
+#undef HIT_PCT
+#undef RATE
 
 void mrrc_stat_header(FILE *out)
 {
@@ -97,33 +178,42 @@ void mrrc_stat_header(FILE *out)
 
 /*
  * "mrrc stat": print the counters once, or every @interval seconds
- * @count times (0: until interrupted) as rates.
+ * @count times (0: until interrupted) as rates; as text, or JSON if @json.
  */
-int mrrc_cmd_stat(int fd, FILE *out, unsigned int interval, unsigned int count)
+int mrrc_cmd_stat(int fd, FILE *out, struct mrrc_json *json,
+		  unsigned int interval, unsigned int count)
 {
 	struct mrrc_cache_stats a, b;
 	struct timespec t0, t1;
 	unsigned int i;
+	double secs;
 	int ret;
 
 	ret = mrrc_global_stats(fd, &a);
 	if (ret)
 		return ret;
 	if (!interval) {
-		mrrc_stat_print(out, &a);
+		if (json)
+			mrrc_stat_json(json, NULL, &a);
+		else
+			mrrc_stat_print(out, &a);
 		return 0;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; !count || i < count; i++) {
-		if (i % 20 == 0)
+		if (!json && i % 20 == 0)
 			mrrc_stat_header(out);
 		sleep(interval);
 		ret = mrrc_global_stats(fd, &b);
 		if (ret)
 			return ret;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		mrrc_stat_line(out, &a, &b, (t1.tv_sec - t0.tv_sec) +
-			       (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		secs = (t1.tv_sec - t0.tv_sec) +
+		       (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (json)
+			mrrc_stat_json_line(out, &a, &b, secs);
+		else
+			mrrc_stat_line(out, &a, &b, secs);
 		fflush(out);
 		a = b;
 		t0 = t1;

@@ -5,12 +5,14 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "mrrc_tool.h"
@@ -27,6 +29,7 @@ static unsigned int grow_after_count;	/* add a device after a count-only call */
 static int fake_open_errno;
 static int fake_port_errno;
 static unsigned int stat_calls;
+static char open_path[64];		/* what the library opened */
 
 static void fake_reset(void)
 {
@@ -47,6 +50,8 @@ static void fake_reset(void)
 	fake_open_errno = 0;
 	fake_port_errno = 0;
 	stat_calls = 0;
+	open_path[0] = '\0';
+	unsetenv("MRRC_DEVICE");
 }
 
 static int fake_ioctl(unsigned long req, void *arg)
@@ -138,8 +143,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 int __wrap_open(const char *path, int flags, ...)
 {
-	(void)path;
 	(void)flags;
+	snprintf(open_path, sizeof(open_path), "%s", path);
 	if (fake_open_errno) {
 		errno = fake_open_errno;
 		return -1;
@@ -171,6 +176,69 @@ static void free_run(struct run *r)
 {
 	free(r->out);
 	free(r->err);
+}
+
+/*
+ * The number of JSON values in @s, each ended by a newline (JSON Lines;
+ * a pretty one spans lines), brackets matched outside strings and no raw
+ * control characters in strings; -1 if not so.
+ */
+static int json_values(const char *s)
+{
+	char stack[16];
+	int depth = 0, values = 0;
+	bool in_str = false;
+
+	for (; *s; s++) {
+		if (in_str) {
+			if ((unsigned char)*s < 0x20)
+				return -1;
+			if (*s == '\\') {
+				if (!*++s)
+					return -1;
+			} else if (*s == '"') {
+				in_str = false;
+			}
+			continue;
+		}
+		switch (*s) {
+		case '"':
+			in_str = true;
+			break;
+		case '{':
+		case '[':
+			if (depth == (int)sizeof(stack))
+				return -1;
+			stack[depth++] = *s == '{' ? '}' : ']';
+			break;
+		case '}':
+		case ']':
+			if (!depth || stack[--depth] != *s)
+				return -1;
+			break;
+		case '\n':
+			values += !depth;
+			break;
+		}
+	}
+	return depth || in_str ? -1 : values;
+}
+
+/* mrrc_json_escape(@s), as a string to free. */
+static char *escaped(const char *s)
+{
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	mrrc_json_escape(f, s);
+	fclose(f);
+	return buf;
+}
+
+static uint64_t kb(uint64_t pages)
+{
+	return pages * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static int setup(void **state)
@@ -375,7 +443,7 @@ static void test_stat_line(void **state)
 	struct mrrc_cache_stats a = { .requests = 400, .hit_exact = 300,
 				      .miss = 100 };
 	struct mrrc_cache_stats b = a;
-	char *out;
+	char *out, want[128];
 	size_t len;
 	FILE *f = open_memstream(&out, &len);
 
@@ -386,8 +454,9 @@ static void test_stat_line(void **state)
 	b.caches = 1;
 	mrrc_stat_line(f, &a, &b, 2.0);
 	fclose(f);
-	assert_string_equal(out, "       50 100.0        0        0        0"
-			    "        0       0        40         0      1\n");
+	snprintf(want, sizeof(want), "       50 100.0        0        0        0"
+		 "        0       0 %9" PRIu64 "         0      1\n", kb(10));
+	assert_string_equal(out, want);
 	free(out);
 }
 
@@ -411,6 +480,494 @@ static void test_stat_usage(void **state)
 	free_run(&r);
 }
 
+#define FW_VER ((2ULL << 32) | (42 << 16) | 5)
+
+static void test_fmt_fw_ver(void **state)
+{
+	char buf[24];
+
+	(void)state;
+	mrrc_fmt_fw_ver(buf, FW_VER);
+	assert_string_equal(buf, "2.42.0005");
+	mrrc_fmt_fw_ver(buf, (16ULL << 32) | (35 << 16) | 2000);
+	assert_string_equal(buf, "16.35.2000");
+	mrrc_fmt_fw_ver(buf, 0);
+	assert_string_equal(buf, "0.0.0000");
+	mrrc_fmt_fw_ver(buf, UINT64_MAX);
+	assert_string_equal(buf, "4294967295.65535.65535");
+}
+
+static void assert_escaped(const char *in, const char *want)
+{
+	char *got = escaped(in);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_json_escape(void **state)
+{
+	(void)state;
+	assert_escaped("", "\"\"");
+	assert_escaped("rxe0", "\"rxe0\"");
+	assert_escaped("a\"b\\c/d", "\"a\\\"b\\\\c/d\"");
+	assert_escaped("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+	assert_escaped("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+	/* Well-formed UTF-8 passes: é, €, U+1F600. */
+	assert_escaped("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+		       "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+	/* Anything else byte by byte: stray, truncated, overlong, surrogate,
+	 * past U+10FFFF.
+	 */
+	assert_escaped("\xff", "\"\\u00ff\"");
+	assert_escaped("x\x80y", "\"x\\u0080y\"");
+	assert_escaped("\xc3", "\"\\u00c3\"");
+	assert_escaped("\xe2\x82", "\"\\u00e2\\u0082\"");
+	assert_escaped("\xc0\xaf", "\"\\u00c0\\u00af\"");
+	assert_escaped("\xe0\x80\xaf", "\"\\u00e0\\u0080\\u00af\"");
+	assert_escaped("\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"");
+	assert_escaped("\xf4\x90\x80\x80",
+		       "\"\\u00f4\\u0090\\u0080\\u0080\"");
+}
+
+static void test_json_writer(void **state)
+{
+	struct mrrc_json j = { 0 };
+	char *out;
+	size_t len;
+
+	(void)state;
+	j.out = open_memstream(&out, &len);
+	mrrc_json_open(&j, NULL, '{');
+	mrrc_json_u64(&j, "max", UINT64_MAX);
+	mrrc_json_str(&j, "s", "x");
+	mrrc_json_double(&j, "d", 12.5);
+	mrrc_json_open(&j, "empty", '[');
+	mrrc_json_close(&j, ']');
+	mrrc_json_open(&j, "a", '[');
+	mrrc_json_u64(&j, NULL, 1);
+	mrrc_json_open(&j, NULL, '{');
+	mrrc_json_close(&j, '}');
+	mrrc_json_close(&j, ']');
+	mrrc_json_close(&j, '}');
+	/* JSON Lines: the next value starts a line, no comma. */
+	mrrc_json_open(&j, NULL, '{');
+	mrrc_json_close(&j, '}');
+	j.pretty = true;
+	mrrc_json_open(&j, NULL, '{');
+	mrrc_json_u64(&j, "n", 0);
+	mrrc_json_open(&j, "a", '[');
+	mrrc_json_str(&j, NULL, "v");
+	mrrc_json_close(&j, ']');
+	mrrc_json_close(&j, '}');
+	fclose(j.out);
+	assert_string_equal(out, "{\"max\":18446744073709551615,\"s\":\"x\","
+			    "\"d\":12.500,\"empty\":[],\"a\":[1,{}]}\n"
+			    "{}\n"
+			    "{\n    \"n\": 0,\n    \"a\": [\n        \"v\"\n"
+			    "    ]\n}\n");
+	assert_int_equal(json_values(out), 3);
+	free(out);
+}
+
+static void test_info_json(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "info", NULL };
+	struct run r;
+
+	(void)state;
+	fake_devs[0].max_mr_size = UINT64_MAX;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "{\"abi_version\":1,\"features\":1,"
+			       "\"num_devices\":1,\"devices\":[{"
+			       "\"hca_id\":\"rxe0\",\"dev_index\":3,"));
+	assert_non_null(strstr(r.out, "\"node_guid\":\"205b:34ff:fe40:23da\","));
+	assert_non_null(strstr(r.out, "\"max_mr_size\":18446744073709551615,"));
+	assert_non_null(strstr(r.out, "\"max_fast_reg_page_list_len\":512,"));
+	assert_non_null(strstr(r.out, "\"atomic_cap\":\"ATOMIC_HCA\","
+			       "\"atomic_cap_raw\":1,\"ports\":[{\"port\":1,"
+			       "\"state\":\"PORT_ACTIVE\",\"state_raw\":4,"));
+	assert_non_null(strstr(r.out, "\"active_mtu\":1024,\"active_mtu_raw\":3,"));
+	assert_non_null(strstr(r.out, "\"link_layer\":\"Ethernet\",\"gids\":[{"
+			       "\"index\":0,\"gid\":\"fe80:0000:0000:0000:"
+			       "0000:0000:0000:00da\",\"type\":\"RoCE v2\"}]}]}]}\n"));
+	assert_null(strstr(r.out, "max_cqe"));	/* -v only */
+	assert_null(strstr(r.out, "fw_ver"));
+	assert_null(strstr(r.out, "\"lid\""));
+	free_run(&r);
+}
+
+static void test_info_json_verbose(void **state)
+{
+	char *argv[] = { "mrrc", "--json", "info", "--verbose", NULL };
+	char raw[64];
+	struct run r;
+
+	(void)state;
+	fake_devs[0].fw_ver = FW_VER;
+	fake_devs[0].max_cqe = 32767;
+	r = run_tool(4, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	snprintf(raw, sizeof(raw), "\"fw_ver\":\"2.42.0005\",\"fw_ver_raw\":%"
+		 PRIu64 ",", (uint64_t)FW_VER);
+	assert_non_null(strstr(r.out, raw));
+	assert_non_null(strstr(r.out, "\"max_cqe\":32767,"));
+	assert_non_null(strstr(r.out, "\"lid\":0,\"gid_tbl_len\":0,"));
+	free_run(&r);
+}
+
+/* Text shows the firmware version the same way. */
+static void test_info_fw_ver_text(void **state)
+{
+	char *argv[] = { "mrrc", "info", "-v", NULL };
+	struct run r;
+
+	(void)state;
+	fake_devs[0].fw_ver = FW_VER;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\tfw_ver:\t\t\t\t2.42.0005\n"));
+	free_run(&r);
+}
+
+static void test_info_json_pretty(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "-p", "info", NULL };
+	struct run r;
+
+	(void)state;
+	fake_ndevs = 2;
+	r = run_tool(4, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "{\n    \"abi_version\": 1,\n"));
+	assert_non_null(strstr(r.out, "\n    \"devices\": [\n        {\n"
+			       "            \"hca_id\": \"rxe0\",\n"));
+	assert_non_null(strstr(r.out, "\n        },\n        {\n"
+			       "            \"hca_id\": \"rxe1\",\n"));
+	assert_non_null(strstr(r.out, "\n    ]\n}\n"));
+	free_run(&r);
+}
+
+/* A device name with odd bytes stays valid JSON. */
+static void test_info_json_odd_name(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "info", "-d", "r\"x\\e\n\xff", NULL };
+	struct run r;
+
+	(void)state;
+	strcpy(fake_devs[0].name, "r\"x\\e\n\xff");
+	r = run_tool(5, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "\"hca_id\":\"r\\\"x\\\\e\\n\\u00ff\","));
+	free_run(&r);
+}
+
+static void test_info_json_port_error(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "info", NULL };
+	struct run r;
+
+	(void)state;
+	fake_port_errno = ENODEV;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "\"ports\":[{\"port\":1,"
+			       "\"error\":\"No such device\"}]"));
+	free_run(&r);
+}
+
+/* An unknown device prints nothing: no half JSON document. */
+static void test_info_json_unknown_device(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "info", "--device=nosuch0", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(4, argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "mrrc: no device nosuch0\n");
+	free_run(&r);
+}
+
+static void test_stat_json(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "stat", NULL };
+	char page[32];
+	struct run r;
+
+	(void)state;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	snprintf(page, sizeof(page), "{\"page_size\":%ld,",
+		 sysconf(_SC_PAGESIZE));
+	assert_ptr_equal(strstr(r.out, page), r.out);
+	assert_non_null(strstr(r.out, ",\"caches\":2,\"requests\":400,"
+			       "\"hit_exact\":200,\"hit_subset\":50,"));
+	assert_non_null(strstr(r.out, "\"cached_pages\":256,"
+			       "\"pinned_pages\":300,"));
+	assert_non_null(strstr(r.out, "\"notifier_kept\":0,"
+			       "\"hit_pct\":75.000}\n"));
+	free_run(&r);
+}
+
+static void test_stat_json_line(void **state)
+{
+	struct mrrc_cache_stats a = { .requests = 400, .hit_exact = 300,
+				      .miss = 100 };
+	struct mrrc_cache_stats b = a;
+	char *out, want[256];
+	size_t len;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	b.requests += 100;
+	b.hit_exact += 100;
+	b.cached_pages = 10;
+	b.caches = 1;
+	mrrc_stat_json_line(f, &a, &b, 2.0);
+	mrrc_stat_json_line(f, &b, &b, 2.0);
+	fclose(f);
+	assert_int_equal(json_values(out), 2);
+	snprintf(want, sizeof(want), "{\"seconds\":2.000,\"req_per_s\":50.000,"
+		 "\"hit_pct\":100.000,\"miss_per_s\":0.000,\"reg_per_s\":0.000,"
+		 "\"dereg_per_s\":0.000,\"evict_per_s\":0.000,"
+		 "\"inval_per_s\":0.000,\"cached_kb\":%" PRIu64 ",", kb(10));
+	assert_ptr_equal(strstr(out, want), out);
+	assert_non_null(strstr(out, "\"pinned_kb\":0,\"caches\":1,"
+			       "\"stats\":{\"page_size\":"));
+	assert_non_null(strstr(out, "}}\n{\"seconds\":2.000,\"req_per_s\":0.000,"
+			       "\"hit_pct\":0.000,"));
+	free(out);
+}
+
+/* -i with -j: JSON Lines, no header, one line even with -p. */
+static void test_stat_json_interval(void **state)
+{
+	char *argv[] = { "mrrc", "-jp", "stat", "--interval", "1",
+			 "--count=1", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(6, argv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "\"req_per_s\":"));
+	assert_null(strstr(r.out, "req/s"));
+	assert_ptr_equal(strchr(r.out, '\n'), r.out + strlen(r.out) - 1);
+	free_run(&r);
+}
+
+static void test_version_json(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "version", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "{\"tool_version\":\"" MRRC_TOOL_VERSION
+			    "\",\"abi_version\":1,\"module_abi_version\":1}\n");
+	free_run(&r);
+}
+
+/* --version and -V are the version command, JSON included. */
+static void test_version_option(void **state)
+{
+	char *cmd[] = { "mrrc", "version", NULL };
+	char *lng[] = { "mrrc", "--version", NULL };
+	char *shrt[] = { "mrrc", "-V", NULL };
+	char *json[] = { "mrrc", "--json", "--version", NULL };
+	char *extra[] = { "mrrc", "--version", "junk", NULL };
+	struct run want, r;
+
+	(void)state;
+	want = run_tool(2, cmd);
+	assert_int_equal(want.status, 0);
+	assert_non_null(strstr(want.out, "mrrc tool " MRRC_TOOL_VERSION
+			       ", ABI 1\nmodule ABI 1\n"));
+	r = run_tool(2, lng);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want.out);
+	free_run(&r);
+	r = run_tool(2, shrt);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want.out);
+	free_run(&r);
+	r = run_tool(3, json);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"module_abi_version\":1}\n"));
+	free_run(&r);
+	r = run_tool(3, extra);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unexpected argument 'junk'"));
+	free_run(&r);
+	free_run(&want);
+}
+
+static void test_long_options(void **state)
+{
+	char *info[] = { "mrrc", "info", "--device", "rxe1", "--verbose", NULL };
+	char *info_eq[] = { "mrrc", "info", "--device=rxe1", NULL };
+	char *abbrev[] = { "mrrc", "--js", "info", "--verb", NULL };
+	char *count[] = { "mrrc", "stat", "--interval=0", NULL };
+	struct run r;
+
+	(void)state;
+	fake_ndevs = 2;
+	r = run_tool(5, info);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "hca_id:\trxe0"));
+	assert_non_null(strstr(r.out, "hca_id:\trxe1"));
+	assert_non_null(strstr(r.out, "max_cqe:"));
+	free_run(&r);
+	r = run_tool(3, info_eq);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "hca_id:\trxe0"));
+	assert_non_null(strstr(r.out, "hca_id:\trxe1"));
+	free_run(&r);
+	r = run_tool(4, abbrev);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "\"max_cqe\":"));
+	free_run(&r);
+	r = run_tool(3, count);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "bad interval '0'"));
+	free_run(&r);
+}
+
+/* COMMAND --help, -h and help COMMAND: that command's usage, on stdout. */
+static void test_command_help(void **state)
+{
+	static const struct {
+		int argc;
+		char *argv[4];
+		const char *usage;
+	} cases[] = {
+		{ 3, { "mrrc", "info", "--help" }, "usage: mrrc [-j [-p]] info " },
+		{ 3, { "mrrc", "info", "-h" }, "usage: mrrc [-j [-p]] info " },
+		{ 3, { "mrrc", "stat", "--help" }, "usage: mrrc [-j [-p]] stat " },
+		{ 3, { "mrrc", "version", "-h" }, "usage: mrrc [-j [-p]] version\n" },
+		{ 3, { "mrrc", "help", "stat" }, "usage: mrrc [-j [-p]] stat " },
+		{ 2, { "mrrc", "help" }, "usage: mrrc [-j [-p]] COMMAND " },
+	};
+	unsigned int i;
+	struct run r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		r = run_tool(cases[i].argc, (char **)cases[i].argv);
+		assert_int_equal(r.status, 0);
+		assert_ptr_equal(strstr(r.out, cases[i].usage), r.out);
+		assert_string_equal(r.err, "");
+		free_run(&r);
+	}
+	assert_string_equal(open_path, "");	/* help opens nothing */
+	r = run_tool(3, (char *[]){ "mrrc", "info", "--help", NULL });
+	assert_null(strstr(r.out, "commands:"));
+	assert_non_null(strstr(r.out, "--device DEVICE"));
+	free_run(&r);
+}
+
+/* Every usage error exits with 2 and says what was wrong. */
+static void test_bad_options(void **state)
+{
+	static const struct {
+		int argc;
+		char *argv[5];
+		const char *err;
+	} cases[] = {
+		{ 2, { "mrrc", "-x" }, "mrrc: unknown option '-x'\n" },
+		{ 2, { "mrrc", "--bogus" }, "mrrc: unknown option '--bogus'\n" },
+		{ 3, { "mrrc", "info", "-vx" }, "mrrc: info: unknown option '-x'\n" },
+		{ 3, { "mrrc", "info", "--verbose=1" },
+		  "mrrc: info: unknown option '--verbose=1'\n" },
+		{ 3, { "mrrc", "info", "--device" },
+		  "mrrc: info: missing argument to '--device'\n" },
+		{ 3, { "mrrc", "stat", "-i" },
+		  "mrrc: stat: missing argument to '-i'\n" },
+		{ 3, { "mrrc", "stat", "--nope" },
+		  "mrrc: stat: unknown option '--nope'\n" },
+		{ 4, { "mrrc", "stat", "-n", "2" },
+		  "mrrc: stat: --count needs --interval\n" },
+		{ 3, { "mrrc", "version", "-q" },
+		  "mrrc: version: unknown option '-q'\n" },
+		{ 3, { "mrrc", "info", "-j" }, "mrrc: info: unknown option '-j'\n" },
+		{ 3, { "mrrc", "help", "nope" }, "mrrc: unknown command 'nope'\n" },
+		{ 2, { "mrrc", "-j" }, "mrrc: no command\n" },
+	};
+	unsigned int i;
+	struct run r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		r = run_tool(cases[i].argc, (char **)cases[i].argv);
+		assert_int_equal(r.status, 2);
+		assert_ptr_equal(strstr(r.err, cases[i].err), r.err);
+		assert_non_null(strstr(r.err, "usage: mrrc"));
+		assert_string_equal(r.out, "");
+		free_run(&r);
+	}
+}
+
+/* The path in the message is the one the library opened. */
+static void test_open_error_path(void **state)
+{
+	char *argv[] = { "mrrc", "info", NULL };
+	struct run r;
+
+	(void)state;
+	setenv("MRRC_DEVICE", "/tmp/elsewhere", 1);
+	fake_open_errno = ENOENT;
+	r = run_tool(2, argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(open_path, "/tmp/elsewhere");
+	assert_string_equal(r.err, "mrrc: cannot open /tmp/elsewhere "
+			    "($MRRC_DEVICE): No such file or directory\n");
+	free_run(&r);
+
+	unsetenv("MRRC_DEVICE");
+	r = run_tool(2, argv);
+	assert_string_equal(open_path, MRRC_DEVICE_PATH);
+	assert_string_equal(r.err, "mrrc: cannot open " MRRC_DEVICE_PATH
+			    ": No such file or directory"
+			    " (is the mrrc module loaded?)\n");
+	free_run(&r);
+
+	fake_open_errno = EACCES;
+	r = run_tool(2, argv);
+	assert_int_equal(r.status, 1);
+	assert_ptr_equal(strstr(r.err, "mrrc: cannot open " MRRC_DEVICE_PATH
+				": Permission denied ("), r.err);
+	assert_non_null(strstr(r.err, "dev_mode"));
+	free_run(&r);
+}
+
+/* version prints what it knows without the module, and fails. */
+static void test_version_no_module(void **state)
+{
+	char *argv[] = { "mrrc", "-j", "version", NULL };
+	struct run r;
+
+	(void)state;
+	fake_open_errno = ENOENT;
+	r = run_tool(3, argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "{\"tool_version\":\"" MRRC_TOOL_VERSION
+			    "\",\"abi_version\":1}\n");
+	assert_non_null(strstr(r.err, "cannot open"));
+	free_run(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +985,26 @@ int main(void)
 		cmocka_unit_test_setup(test_stat_once, setup),
 		cmocka_unit_test(test_stat_line),
 		cmocka_unit_test_setup(test_stat_usage, setup),
+		cmocka_unit_test(test_fmt_fw_ver),
+		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test_setup(test_info_json, setup),
+		cmocka_unit_test_setup(test_info_json_verbose, setup),
+		cmocka_unit_test_setup(test_info_fw_ver_text, setup),
+		cmocka_unit_test_setup(test_info_json_pretty, setup),
+		cmocka_unit_test_setup(test_info_json_odd_name, setup),
+		cmocka_unit_test_setup(test_info_json_port_error, setup),
+		cmocka_unit_test_setup(test_info_json_unknown_device, setup),
+		cmocka_unit_test_setup(test_stat_json, setup),
+		cmocka_unit_test(test_stat_json_line),
+		cmocka_unit_test_setup(test_stat_json_interval, setup),
+		cmocka_unit_test_setup(test_version_json, setup),
+		cmocka_unit_test_setup(test_version_option, setup),
+		cmocka_unit_test_setup(test_long_options, setup),
+		cmocka_unit_test_setup(test_command_help, setup),
+		cmocka_unit_test_setup(test_bad_options, setup),
+		cmocka_unit_test_setup(test_open_error_path, setup),
+		cmocka_unit_test_setup(test_version_no_module, setup),
 	};
 
 	return cmocka_run_group_tests_name("mrrc tool", tests, NULL, NULL);
