@@ -759,6 +759,28 @@ static int mrrc_frwr_charge(struct mm_struct *mm, unsigned long npages)
 	return 0;
 }
 
+/*
+ * Why not ib_umem_get()/ib_umem_release(), which do the same pin, charge
+ * and DMA mapping for drivers:
+ *
+ * - On 6.1 ib_umem_get() pins every page with FOLL_WRITE, adding
+ *   FOLL_FORCE for read-only access: a read-only registration of a shared
+ *   mapping of a file opened read-only fails, and one of private memory
+ *   takes a forced write fault on every page, which separates a parent's
+ *   pages from a forked child's.  6.12 pins read-only memory without
+ *   FOLL_WRITE.  Here a region pins with FOLL_WRITE exactly when it is
+ *   writable, on every kernel, which the notifier's keep-or-drop rules
+ *   (cache.c) and the mprotect and fork tests rely on.
+ * - It refuses with -EPERM when RLIMIT_MEMLOCK is 0 (can_do_mlock()),
+ *   where the ABI documents -ENOMEM for every memlock refusal, and its
+ *   -ENOMEM for the limit cannot be told from an allocation failure,
+ *   which matters to the caller: over the limit it reaps the pending
+ *   invalidation chains (whose pages are still charged) and retries.
+ * - Kernel memory (the in-kernel API) takes the same sg and map path with
+ *   no pinning; ib_umem is for user memory only.
+ * - ib_umem merges pages into segments for the best page size; the pools'
+ *   MRs are sized in PAGE_SIZE entries, so that gains nothing here.
+ */
 static noinline int mrrc_frwr_pin(struct mrrc_frwr_mr *fm, unsigned long start,
 				  bool write)
 {
