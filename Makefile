@@ -183,6 +183,7 @@ $(B)/tools/mrrc_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/fuzz -o $@ $(FUZZ_SRCS) $(B)/lib/libmrrc.a -lpthread
 
 tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay $(if $(FUZZ_SRCS),$(B)/tools/mrrc_fuzz)
+include tools/mrrcd/mrrcd.mk
 
 # ---- examples (examples/), also installed as documentation ----
 # Built as a user builds them: against `make install-lib PREFIX=/usr` in a

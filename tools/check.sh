@@ -216,13 +216,14 @@ for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat; do
 	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
 done
+. tools/mrrcd/check.sh
 for d in Documentation/*.rst; do
 	# index.rst holds the Sphinx toctree, which plain docutils cannot read.
 	[ "$(basename "$d")" = index.rst ] && continue
 	check "$(basename "$d") is valid reStructuredText" \
 		python3 -m docutils --halt=warning "$d" /dev/null
 done
-for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/replay/mrrc-replay.1; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."

@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# mrrcd's checks, all on the host: sourced by tools/check.sh after its host
+# unit tests (using its check, cmocka and result, $B and $L), or run alone
+# from the top of the tree (tools/mrrcd/check.sh), which prints its own
+# summary.  The daemon runs on a free loopback port per check and must
+# exit 0 on SIGTERM every time (tests/with-mrrcd.sh).
+mrrcd_alone=
+if ! declare -F check > /dev/null; then
+	mrrcd_alone=1
+	set -u
+	cd "$(dirname "$0")/../.." || exit 1
+	B=$PWD/build
+	L=$B/check-mrrcd
+	rm -rf "$L" && mkdir -p "$L"
+	export WERROR=1
+	pass=0 fail=0 skip=0
+	result() {
+		case $1 in
+		PASS) pass=$((pass + 1)) ;;
+		FAIL) fail=$((fail + 1)) ;;
+		SKIP) skip=$((skip + 1)) ;;
+		esac
+		echo "$1 $2"
+		if [ "$1" = FAIL ] && [ -n "${3:-}" ]; then
+			tail -40 "$3" | sed 's/^/    /'
+		fi
+	}
+	check() {
+		local name=$1 log="$L/${1//[\/: ]/_}.log"
+		shift
+		if "$@" > "$log" 2>&1; then result PASS "$name"; else result FAIL "$name" "$log"; fi
+	}
+	cmocka() {
+		local name=$1 log="$L/$1.log"
+		shift
+		"$@" > "$log" 2>&1
+		local st=$? p f
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
+		pass=$((pass + ${p:-0}))
+		fail=$((fail + ${f:-0}))
+		echo "PASS ${p:-0} tests of $name"
+		if [ "${f:-0}" -gt 0 ] || { [ "$st" -ne 0 ] && [ -z "$f" ]; }; then
+			result FAIL "$name" "$log"
+		fi
+	}
+fi
+
+mrrcd_t=tools/mrrcd/tests
+mrrcd_bin=$B/tools/mrrcd
+mrrcd_run() {	# mrrcd_run [OPTIONS...] -- COMMAND...
+	"$mrrcd_t/with-mrrcd.sh" "$mrrcd_bin" "$@"
+}
+
+check "mrrcd and its unit tests build with -Wall -Wextra -Werror" \
+	make -s tools mrrcd-tests
+cmocka mrrcd-store "$B/tests/test_mrrcd_store"
+cmocka mrrcd-proto "$B/tests/test_mrrcd_proto"
+check "mrrcd unit tests build with ASan+UBSan" make -s mrrcd-tests \
+	TESTS_DIR="$B/tests-asan" \
+	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+for t in test_mrrcd_store test_mrrcd_proto; do
+	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
+	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
+done
+
+mrrcd_options() {
+	"$mrrcd_bin" -V | grep -q "^mrrcd $(cat VERSION) " &&
+	"$mrrcd_bin" -h | grep -q -- '--memory-limit' &&
+	! "$mrrcd_bin" -U 11211 2> "$L/mrrcd-U.err" &&
+	grep -q 'UDP is not supported' "$L/mrrcd-U.err" &&
+	! "$mrrcd_bin" -m 1 2> /dev/null &&
+	! "$mrrcd_bin" -p 70000 2> /dev/null &&
+	! "$mrrcd_bin" -c -1 2> /dev/null &&
+	! "$mrrcd_bin" extra 2> /dev/null &&
+	mrrcd_run -t 4 -U 0 -- true 2>&1 | grep -q 'one event-loop thread'
+}
+check "mrrcd options: -V, -h, -U 0 only, bad values refused, -t" mrrcd_options
+
+mrrcd_memccapable() {
+	local out
+	out=$(memccapable -h 127.0.0.1 -p "$MRRCD_PORT" -a -t 10 2>&1)
+	local st=$?
+	printf '%s\n' "$out"
+	[ "$st" -eq 0 ] && printf '%s\n' "$out" | grep -qx 'All tests passed'
+}
+export -f mrrcd_memccapable
+check "memccapable -a: every text-protocol test passes against mrrcd" \
+	mrrcd_run -- bash -c mrrcd_memccapable
+
+mrrcd_memccp() {
+	local d
+	d=$(mktemp -d) || return 1
+	head -c 300000 /dev/urandom > "$d/blob.bin" &&
+	cd "$d" &&
+	memccp --servers="127.0.0.1:$MRRCD_PORT" blob.bin &&
+	memccat --servers="127.0.0.1:$MRRCD_PORT" blob.bin > copy.bin &&
+	# memccat ends what it prints with a newline of its own.
+	printf '\n' >> blob.bin &&
+	cmp blob.bin copy.bin
+	local st=$?
+	rm -rf "$d"
+	return $st
+}
+export -f mrrcd_memccp
+check "memccp and memccat copy a file through mrrcd" \
+	mrrcd_run -- bash -c mrrcd_memccp
+check "pymemcache's API against mrrcd" \
+	mrrcd_run -m 16 -- "$mrrcd_t/pymemcache_api.py"
+check "hostile clients: long lines, bad lengths, junk, fuzz, half-close, kill, stuck reader" \
+	mrrcd_run -m 64 -- "$mrrcd_t/hostile.py"
+check "connection limit -c 8: the ninth refused, then room again" \
+	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
+check "memory limit -m 8: six times more stored, evictions, RSS bounded" \
+	mrrcd_run -m 8 -- "$mrrcd_t/memlimit.py" 8
+mrrcd_unit() {
+	sed "s|^ExecStart=/usr/bin/mrrcd|ExecStart=$mrrcd_bin|" \
+		tools/mrrcd/mrrcd.service > "$L/mrrcd.service" &&
+	systemd-analyze verify --man=no "$L/mrrcd.service"
+}
+if command -v systemd-analyze > /dev/null; then
+	check "mrrcd.service passes systemd-analyze verify" mrrcd_unit
+else
+	result SKIP "mrrcd.service: no systemd-analyze on this host"
+fi
+
+if [ -n "$mrrcd_alone" ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+fi

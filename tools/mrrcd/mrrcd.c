@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrcd(8): a cache daemon speaking memcached's text protocol over TCP,
+ * with its items in an arena laid out for one-sided RDMA reads (layout.h).
+ *
+ * One thread, one epoll set: listening sockets, connections, a signalfd
+ * (SIGTERM, SIGINT: clean exit) and a one-second timerfd (the clock that
+ * expiry and delayed flush_all run on, published in the arena header).
+ * The module's /dev/mrrc file descriptor joins the same set when the RDMA
+ * paths come (EV_MRRC below); nothing here blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+
+#include "mrrc_version.h"
+#include "proto.h"
+
+#define MAX_LISTEN 8
+#define MAX_EVENTS 64
+#define ROUNDS_PER_EVENT 16	/* read/answer/write rounds before yielding */
+#define DRAIN_MAX (1u << 20)	/* input thrown away while closing */
+#define MIN_MB 2
+#define MAX_MB (1u << 20)	/* 1 TiB */
+
+enum ev_kind {
+	EV_LISTEN,
+	EV_CONN,
+	EV_SIGNAL,
+	EV_TIMER,
+	/*
+	 * EV_MRRC: the RDMA paths (issue 15's second half) add the
+	 * /dev/mrrc file descriptor here, with EPOLLIN for completions of
+	 * two-sided requests; its handler answers them with the same
+	 * proto.c state machine, and the arena is exported for one-sided
+	 * READs (and FETCH_AND_ADD on slot access counters) once at start.
+	 */
+	EV_MRRC,
+};
+
+struct evsrc {
+	enum ev_kind kind;
+	int fd;
+};
+
+struct conn {
+	struct evsrc ev;	/* first: epoll hands back &ev */
+	struct mc_conn mc;
+	uint32_t events;	/* the epoll mask set now */
+	enum mc_result res;	/* what mc_process() said last */
+	bool eof;		/* the peer sent FIN */
+	bool closing;		/* close once the output is written */
+	bool draining;		/* written and shut down: reading to EOF */
+	uint64_t drained;
+	struct conn *prev, *next;
+};
+
+struct daemon {
+	int epfd;
+	struct evsrc listen[MAX_LISTEN];
+	unsigned int nlisten;
+	struct evsrc sig, timer;
+	int spare_fd;		/* given up to accept-and-close at EMFILE */
+	struct store store;
+	struct mc_server srv;
+	struct conn *conns;
+	unsigned long next_id;
+	bool stop;
+};
+
+/* -v on the command line, then the live setting (the verbosity command). */
+static int verbose;
+static int *verbosity = &verbose;
+
+static void __attribute__((format(printf, 2, 3)))
+say(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*verbosity < level)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static void tick(struct daemon *d)
+{
+	store_clock(&d->store, (uint32_t)time(NULL));
+}
+
+static int ep_set(struct daemon *d, int op, struct evsrc *src, uint32_t ev)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = src };
+
+	return epoll_ctl(d->epfd, op, src->fd, &e) ? -errno : 0;
+}
+
+/* ---- connections ------------------------------------------------------- */
+
+static void conn_close(struct daemon *d, struct conn *cn)
+{
+	say(1, "<%lu connection closed\n", cn->mc.id);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, cn->ev.fd, NULL);
+	close(cn->ev.fd);
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		d->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	mc_conn_free(&cn->mc);
+	d->srv.c.curr_connections--;
+	d->srv.c.conn_structures--;
+	free(cn);
+}
+
+/* Write what is queued; -errno if the connection is broken. */
+static int conn_write(struct daemon *d, struct conn *cn, bool *progress)
+{
+	while (mc_out_pending(&cn->mc)) {
+		ssize_t n = send(cn->ev.fd, mc_out_data(&cn->mc),
+				 mc_out_pending(&cn->mc), MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		mc_out_consume(&cn->mc, (size_t)n);
+		d->srv.c.bytes_written += (uint64_t)n;
+		*progress = true;
+	}
+	return 0;
+}
+
+/* Read once into the input buffer; -errno if broken. */
+static int conn_read(struct daemon *d, struct conn *cn, bool *progress)
+{
+	size_t room;
+	char *p = mc_in_space(&cn->mc, &room);
+	ssize_t n;
+
+	if (!p)
+		return room ? 0 : -ENOMEM;
+	do {
+		n = recv(cn->ev.fd, p, room, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (n == 0) {
+		/*
+		 * FIN: what was complete has been answered; a request cut
+		 * short is dropped.  Queued replies still go out (the peer
+		 * may only have shut down its sending side).
+		 */
+		cn->eof = true;
+		*progress = true;
+		return 0;
+	}
+	mc_in_commit(&cn->mc, (size_t)n);
+	d->srv.c.bytes_read += (uint64_t)n;
+	*progress = true;
+	return 0;
+}
+
+/*
+ * Close after our last reply without losing it: closing a socket with
+ * unread input makes the kernel send a reset, which can destroy the reply
+ * (say "CLIENT_ERROR line too long") before the peer reads it.  So: shut
+ * down our side, read and drop what the peer still sends, close at its
+ * EOF, or after DRAIN_MAX bytes.
+ */
+static void conn_drain(struct daemon *d, struct conn *cn)
+{
+	char scratch[16384];
+
+	for (;;) {
+		ssize_t n = recv(cn->ev.fd, scratch, sizeof(scratch), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0 || (cn->drained += (uint64_t)n) > DRAIN_MAX) {
+			conn_close(d, cn);
+			return;
+		}
+	}
+}
+
+static void conn_linger(struct daemon *d, struct conn *cn)
+{
+	cn->draining = true;
+	if (shutdown(cn->ev.fd, SHUT_WR) ||
+	    (cn->events != EPOLLIN && ep_set(d, EPOLL_CTL_MOD, &cn->ev,
+					     EPOLLIN))) {
+		conn_close(d, cn);
+		return;
+	}
+	cn->events = EPOLLIN;
+	conn_drain(d, cn);
+}
+
+/*
+ * Move a connection on as far as it goes without blocking: read, answer,
+ * write, a bounded number of rounds so that one busy peer cannot starve
+ * the others.  Whatever a round reads it also answers, so nothing is left
+ * in our buffer waiting for an event that will not come; what is left in
+ * the socket, level-triggered epoll reports again.
+ */
+static void conn_service(struct daemon *d, struct conn *cn)
+{
+	uint32_t want;
+	int round, err;
+
+	if (cn->draining) {
+		conn_drain(d, cn);
+		return;
+	}
+	for (round = 0; round < ROUNDS_PER_EVENT; round++) {
+		bool progress = false;
+
+		err = 0;
+		if (!cn->closing && !cn->eof && cn->res == MC_WANT_INPUT)
+			err = conn_read(d, cn, &progress);
+		if (!err) {
+			cn->res = mc_process(&cn->mc);
+			if (cn->res == MC_DONE)
+				cn->closing = true;
+			err = conn_write(d, cn, &progress);
+		}
+		if (err) {
+			say(1, "<%lu %s\n", cn->mc.id, strerror(-err));
+			conn_close(d, cn);
+			return;
+		}
+		if (!progress)
+			break;
+	}
+	if ((cn->closing || cn->eof) && !mc_out_pending(&cn->mc)) {
+		if (cn->eof)
+			conn_close(d, cn);
+		else
+			conn_linger(d, cn);
+		return;
+	}
+	want = 0;
+	if (!cn->closing && !cn->eof && cn->res == MC_WANT_INPUT)
+		want |= EPOLLIN;
+	if (mc_out_pending(&cn->mc))
+		want |= EPOLLOUT;
+	if (want != cn->events) {
+		if (ep_set(d, EPOLL_CTL_MOD, &cn->ev, want)) {
+			conn_close(d, cn);
+			return;
+		}
+		cn->events = want;
+	}
+}
+
+static void reject(struct daemon *d, int fd)
+{
+	static const char msg[] = "SERVER_ERROR Too many open connections\r\n";
+
+	/* Best effort: a fresh socket's buffer takes this much. */
+	if (send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		say(2, "reject: %s\n", strerror(errno));
+	close(fd);
+	d->srv.c.rejected_connections++;
+}
+
+static void conn_new(struct daemon *d, int fd)
+{
+	struct conn *cn;
+	int one = 1;
+
+	if (d->srv.c.curr_connections >= d->srv.set.maxconns) {
+		say(1, "too many connections (-c %u): refused\n",
+		    d->srv.set.maxconns);
+		reject(d, fd);
+		return;
+	}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn) {
+		reject(d, fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	cn->ev.kind = EV_CONN;
+	cn->ev.fd = fd;
+	mc_conn_init(&cn->mc, &d->srv, d->next_id++);
+	cn->events = EPOLLIN;
+	cn->res = MC_WANT_INPUT;
+	if (ep_set(d, EPOLL_CTL_ADD, &cn->ev, cn->events)) {
+		mc_conn_free(&cn->mc);
+		free(cn);
+		close(fd);
+		return;
+	}
+	cn->next = d->conns;
+	if (d->conns)
+		d->conns->prev = cn;
+	d->conns = cn;
+	d->srv.c.curr_connections++;
+	d->srv.c.total_connections++;
+	d->srv.c.conn_structures++;
+	say(1, "<%lu new connection\n", cn->mc.id);
+}
+
+static void do_accept(struct daemon *d, struct evsrc *l)
+{
+	for (;;) {
+		int fd = accept4(l->fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			conn_new(d, fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if ((errno == EMFILE || errno == ENFILE) && d->spare_fd >= 0) {
+			/* Out of descriptors: refuse this one politely. */
+			close(d->spare_fd);
+			fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				reject(d, fd);
+			d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			continue;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			say(1, "accept: %s\n", strerror(errno));
+		return;
+	}
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static int listen_on(struct daemon *d, const char *addr, unsigned int port)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	}, *res, *ai;
+	char portstr[16];
+	int err, one = 1;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	err = getaddrinfo(addr, portstr, &hints, &res);
+	if (err) {
+		fprintf(stderr, "mrrcd: -l %s: %s\n", addr ? addr : "",
+			gai_strerror(err));
+		return -EINVAL;
+	}
+	for (ai = res; ai && d->nlisten < MAX_LISTEN; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, ai->ai_protocol);
+		struct evsrc *l;
+
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		/* Separate IPv4 and IPv6 sockets, as getaddrinfo lists them. */
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+				   sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) ||
+		    listen(fd, 1024)) {
+			fprintf(stderr, "mrrcd: cannot listen on %s port %u: %s\n",
+				addr ? addr : "*", port, strerror(errno));
+			close(fd);
+			continue;
+		}
+		l = &d->listen[d->nlisten++];
+		l->kind = EV_LISTEN;
+		l->fd = fd;
+		if (ep_set(d, EPOLL_CTL_ADD, l, EPOLLIN)) {
+			freeaddrinfo(res);
+			return -errno;
+		}
+	}
+	freeaddrinfo(res);
+	return d->nlisten ? 0 : -EADDRNOTAVAIL;
+}
+
+static int setup_signals(struct daemon *d)
+{
+	sigset_t set;
+
+	/* Replies go with MSG_NOSIGNAL; SIGHUP does not stop a cache. */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	d->sig.kind = EV_SIGNAL;
+	d->sig.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->sig.fd < 0)
+		return -errno;
+	return ep_set(d, EPOLL_CTL_ADD, &d->sig, EPOLLIN);
+}
+
+static int setup_timer(struct daemon *d)
+{
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = 1 },
+		.it_value = { .tv_sec = 1 },
+	};
+
+	d->timer.kind = EV_TIMER;
+	d->timer.fd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->timer.fd < 0)
+		return -errno;
+	if (timerfd_settime(d->timer.fd, 0, &its, NULL))
+		return -errno;
+	return ep_set(d, EPOLL_CTL_ADD, &d->timer, EPOLLIN);
+}
+
+/* Enough descriptors for -c connections and our own few. */
+static int raise_nofile(unsigned int maxconns)
+{
+	rlim_t need = (rlim_t)maxconns + 16 + MAX_LISTEN;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		fprintf(stderr, "mrrcd: -c %u needs %llu file descriptors, the hard limit is %llu\n",
+			maxconns, (unsigned long long)need,
+			(unsigned long long)rl.rlim_max);
+		return -EMFILE;
+	}
+	rl.rlim_cur = need;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : 0;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig.fd, &si, sizeof(si)) == sizeof(si)) {
+		say(1, "mrrcd: %s: shutting down\n",
+		    strsignal((int)si.ssi_signo));
+		d->stop = true;
+	}
+}
+
+static void on_timer(struct daemon *d)
+{
+	uint64_t n;
+
+	if (read(d->timer.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		say(1, "timerfd: %s\n", strerror(errno));
+	tick(d);
+}
+
+static int run(struct daemon *d)
+{
+	struct epoll_event ev[MAX_EVENTS];
+
+	while (!d->stop) {
+		int i, n = epoll_wait(d->epfd, ev, MAX_EVENTS, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("mrrcd: epoll_wait");
+			return -1;
+		}
+		tick(d);
+		for (i = 0; i < n; i++) {
+			struct evsrc *src = ev[i].data.ptr;
+
+			switch (src->kind) {
+			case EV_LISTEN:
+				do_accept(d, src);
+				break;
+			case EV_CONN:
+				conn_service(d, (struct conn *)src);
+				break;
+			case EV_SIGNAL:
+				on_signal(d);
+				break;
+			case EV_TIMER:
+				on_timer(d);
+				break;
+			case EV_MRRC:
+				break;	/* not yet: see enum ev_kind */
+			}
+		}
+	}
+	return 0;
+}
+
+static void teardown(struct daemon *d)
+{
+	unsigned int i;
+
+	while (d->conns)
+		conn_close(d, d->conns);
+	for (i = 0; i < d->nlisten; i++)
+		close(d->listen[i].fd);
+	if (d->sig.fd >= 0)
+		close(d->sig.fd);
+	if (d->timer.fd >= 0)
+		close(d->timer.fd);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	store_destroy(&d->store);
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mrrcd [options]\n"
+		"  -p, --port=PORT          TCP port (default 11211)\n"
+		"  -l, --listen=ADDR        address to listen on (default: all)\n"
+		"  -m, --memory-limit=MB    arena size in MiB, items and index (default 64)\n"
+		"  -c, --conn-limit=N       most simultaneous connections (default 1024)\n"
+		"  -t, --threads=N          accepted; mrrcd runs one event-loop thread\n"
+		"  -U, --udp-port=0         UDP is not supported: only 0 is accepted\n"
+		"  -v, --verbose            errors and connections; -vv: also requests\n"
+		"  -h, --help               this help\n"
+		"  -V, --version            print the version\n");
+}
+
+static int number(const char *opt, const char *s, unsigned long min,
+		  unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "mrrcd: %s: '%s' is not a number from %lu to %lu\n",
+			opt, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+struct options {
+	unsigned long port, mb, maxconns, threads;
+	const char *listen;
+};
+
+/* 0 to run, 1 to exit successfully (-h, -V), -EINVAL on a usage error. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "memory-limit", required_argument, NULL, 'm' },
+		{ "conn-limit", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "udp-port", required_argument, NULL, 'U' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long udp;
+	int opt;
+
+	*o = (struct options){ .port = 11211, .mb = 64, .maxconns = 1024,
+			       .threads = 1 };
+	while ((opt = getopt_long(argc, argv, "p:l:m:c:t:U:vhV", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (number("-p", optarg, 1, 65535, &o->port))
+				return -EINVAL;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'm':
+			if (number("-m", optarg, MIN_MB, MAX_MB, &o->mb))
+				return -EINVAL;
+			break;
+		case 'c':
+			if (number("-c", optarg, 1, 1u << 20, &o->maxconns))
+				return -EINVAL;
+			break;
+		case 't':
+			if (number("-t", optarg, 1, 1024, &o->threads))
+				return -EINVAL;
+			if (o->threads != 1)
+				fprintf(stderr, "mrrcd: -t %lu: mrrcd runs one event-loop thread; using 1\n",
+					o->threads);
+			o->threads = 1;
+			break;
+		case 'U':
+			if (number("-U", optarg, 0, 65535, &udp))
+				return -EINVAL;
+			if (udp) {
+				fprintf(stderr, "mrrcd: -U %lu: UDP is not supported, only -U 0\n",
+					udp);
+				return -EINVAL;
+			}
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("mrrcd %s (memcached text protocol)\n",
+			       MRRC_VERSION_STRING);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mrrcd: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .epfd = -1, .sig.fd = -1, .timer.fd = -1,
+			    .spare_fd = -1, .next_id = 1 };
+	struct options o;
+	int err;
+
+	err = parse_options(argc, argv, &o);
+	if (err)
+		return err > 0 ? 0 : 2;
+	if (raise_nofile((unsigned int)o.maxconns))
+		return 1;
+	err = store_init(&d.store, (size_t)o.mb << 20, (uint32_t)time(NULL));
+	if (err) {
+		fprintf(stderr, "mrrcd: cannot set up %lu MiB: %s\n", o.mb,
+			strerror(-err));
+		return 1;
+	}
+	d.srv.store = &d.store;
+	d.srv.set.maxbytes = (size_t)o.mb << 20;
+	d.srv.set.maxconns = (unsigned int)o.maxconns;
+	d.srv.set.port = (unsigned int)o.port;
+	d.srv.set.inter = o.listen;
+	d.srv.set.threads = (unsigned int)o.threads;
+	d.srv.started = time(NULL);
+	d.srv.verbosity = verbose;
+	d.srv.log = stderr;
+	verbosity = &d.srv.verbosity;
+	d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d.epfd < 0) {
+		perror("mrrcd: epoll_create1");
+		teardown(&d);
+		return 1;
+	}
+	err = setup_signals(&d);
+	if (!err)
+		err = setup_timer(&d);
+	if (err) {
+		fprintf(stderr, "mrrcd: setup: %s\n", strerror(-err));
+		teardown(&d);
+		return 1;
+	}
+	if (listen_on(&d, o.listen, (unsigned int)o.port)) {
+		teardown(&d);
+		return 1;
+	}
+	say(1, "mrrcd %s: port %lu, %lu MiB, %u index slots, %u slab pages\n",
+	    MRRC_VERSION_STRING, o.port, o.mb, d.store.nslots, d.store.npages);
+	err = run(&d);
+	teardown(&d);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * One-sided GET over the arena format; see layout.h for the rules.  Two
+ * READs per attempt: the probe window, then the item chunk.  Any
+ * inconsistency on a slot whose key hash matches means a writer raced the
+ * reads: the whole GET starts again.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "hash.h"
+#include "reader.h"
+
+enum verdict { V_SKIP, V_TORN, V_HIT, V_MISS, V_BAD };
+
+int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
+{
+	struct mrrcd_arena_hdr *h = &r->hdr;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->read = read;
+	r->ctx = ctx;
+	err = read(ctx, 0, h, sizeof(*h));
+	if (err)
+		return err;
+	if (h->magic != MRRCD_ARENA_MAGIC ||
+	    h->layout_version != MRRCD_LAYOUT_VERSION ||
+	    h->slot_size != MRRCD_SLOT_SIZE || h->probe != MRRCD_PROBE ||
+	    !h->home_slots || (h->home_slots & (h->home_slots - 1)) ||
+	    h->nslots != h->home_slots + h->probe - 1 ||
+	    h->index_off + (uint64_t)h->nslots * h->slot_size > h->heap_off ||
+	    h->heap_off + (uint64_t)h->npages * h->page_size > h->arena_size ||
+	    h->item_max < MRRCD_ITEM_HDR_SIZE || h->item_max > h->page_size)
+		return -EPROTO;
+	return 0;
+}
+
+int mrrcd_remote_clock(struct mrrcd_remote *r)
+{
+	return r->read(r->ctx, offsetof(struct mrrcd_arena_hdr, clock),
+		       &r->hdr.clock, sizeof(r->hdr.clock));
+}
+
+static bool slot_ok(const struct mrrcd_slot *sl)
+{
+	struct mrrcd_slot tmp = *sl;
+
+	tmp.access_count = 0;
+	return !(sl->version & 1) && sl->version &&
+	       mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED) ==
+	       sl->checksum;
+}
+
+/* Read and judge the item a matching, consistent slot points at. */
+static enum verdict read_item(struct mrrcd_remote *r,
+			      const struct mrrcd_slot *sl, const char *key,
+			      size_t klen, unsigned char *buf, size_t buf_len,
+			      struct mrrcd_remote_item *out)
+{
+	const struct mrrcd_arena_hdr *h = &r->hdr;
+	struct mrrcd_item it;
+
+	/* A consistent slot with impossible fields is not a race. */
+	if (sl->item_len < MRRCD_ITEM_HDR_SIZE || sl->item_len > h->item_max ||
+	    sl->item_len > buf_len || sl->item_off < h->heap_off ||
+	    sl->item_off + sl->item_len > h->heap_off +
+	    (uint64_t)h->npages * h->page_size)
+		return V_BAD;
+	if (r->read(r->ctx, sl->item_off, buf, sl->item_len))
+		return V_BAD;
+	memcpy(&it, buf, sizeof(it));
+	if (it.version != sl->version ||
+	    mrrcd_hash64(&it, MRRCD_ITEM_SUM_BYTES, MRRCD_HASH_SEED) !=
+	    it.hdr_sum ||
+	    MRRCD_ITEM_HDR_SIZE + (uint64_t)it.key_len + it.value_len !=
+	    sl->item_len ||
+	    mrrcd_hash64(buf + MRRCD_ITEM_HDR_SIZE, it.key_len + it.value_len,
+			 MRRCD_HASH_SEED) != it.data_sum)
+		return V_TORN;
+	if (it.key_len != klen || memcmp(buf + MRRCD_ITEM_HDR_SIZE, key, klen))
+		return V_SKIP;	/* another key with the same hash */
+	if (it.exptime && it.exptime <= h->clock)
+		return V_MISS;
+	out->value = (const char *)buf + MRRCD_ITEM_HDR_SIZE + klen;
+	out->value_len = it.value_len;
+	out->flags = it.flags;
+	out->cas = it.cas;
+	return V_HIT;
+}
+
+static enum verdict try_get(struct mrrcd_remote *r, uint64_t hash,
+			    const char *key, size_t klen, void *buf,
+			    size_t buf_len, struct mrrcd_remote_item *out)
+{
+	struct mrrcd_slot win[MRRCD_PROBE];
+	uint64_t home = hash & (r->hdr.home_slots - 1);
+	uint64_t base = r->hdr.index_off + home * MRRCD_SLOT_SIZE;
+	enum verdict torn = V_MISS;
+	unsigned int i;
+
+	if (r->read(r->ctx, base, win, sizeof(win)))
+		return V_BAD;
+	for (i = 0; i < MRRCD_PROBE; i++) {
+		const struct mrrcd_slot *sl = &win[i];
+		enum verdict v;
+
+		/*
+		 * A slot caught mid-write is only ours to wait for if it
+		 * names our key; a slot becoming ours is a miss for now.
+		 */
+		if (!slot_ok(sl)) {
+			if (sl->key_hash == hash)
+				torn = V_TORN;
+			continue;
+		}
+		if (!sl->item_off || sl->key_hash != hash)
+			continue;
+		v = read_item(r, sl, key, klen, buf, buf_len, out);
+		if (v == V_SKIP)
+			continue;
+		if (v == V_HIT) {
+			out->slot_off = base + i * MRRCD_SLOT_SIZE;
+			return V_HIT;
+		}
+		if (v == V_MISS || v == V_BAD)
+			return v;
+		torn = V_TORN;
+	}
+	return torn;
+}
+
+int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
+		     void *buf, size_t buf_len, unsigned int max_tries,
+		     struct mrrcd_remote_item *it)
+{
+	uint64_t hash = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	unsigned int tries;
+
+	for (tries = 0; tries < max_tries; tries++) {
+		switch (try_get(r, hash, key, key_len, buf, buf_len, it)) {
+		case V_HIT:
+			return 0;
+		case V_MISS:
+			return -ENOENT;
+		case V_BAD:
+			return -EPROTO;
+		default:
+			r->retries++;
+			break;
+		}
+	}
+	return -EAGAIN;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * The one-sided reader of the arena format (layout.h): what a client does
+ * with RDMA READs to GET a key without the daemon's CPU.  The transport is
+ * a callback, so the same code runs over RDMA later and over a local copy
+ * (with a simulated racing writer) in the unit tests.
+ */
+#ifndef MRRCD_READER_H
+#define MRRCD_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+
+/* Copy len bytes at arena offset off into buf: one RDMA READ.  0 or -errno. */
+typedef int (*mrrcd_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
+
+struct mrrcd_remote {
+	mrrcd_read_fn read;
+	void *ctx;
+	struct mrrcd_arena_hdr hdr;	/* as read by mrrcd_remote_open() */
+	uint64_t retries;		/* torn reads seen, in total */
+};
+
+struct mrrcd_remote_item {
+	const char *value;	/* inside the caller's buffer */
+	size_t value_len;
+	uint32_t flags;
+	uint64_t cas;
+	uint64_t slot_off;	/* where to FETCH_AND_ADD access_count */
+};
+
+/* Read and check the arena header; -EPROTO if it is not one. */
+int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx);
+/* Re-read the header's clock (for exptime checks). */
+int mrrcd_remote_clock(struct mrrcd_remote *r);
+/*
+ * GET key: 0 and *it on a hit, -ENOENT on a miss, -EAGAIN after max_tries
+ * torn reads in a row, -EPROTO on a slot that is consistent but
+ * impossible.  buf must hold hdr.item_max bytes.
+ */
+int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
+		     void *buf, size_t buf_len, unsigned int max_tries,
+		     struct mrrcd_remote_item *it);
+
+#endif /* MRRCD_READER_H */

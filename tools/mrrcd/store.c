@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrcd's item store over the arena of layout.h.
+ *
+ * Memory: the arena is one anonymous mapping of exactly the -m limit;
+ * slab pages are handed to size classes on demand and carved into chunks.
+ * When a class has no free chunk and no page is free, a CLOCK hand over the
+ * class's chunks evicts the first item not read since the hand last passed
+ * (reads are counted in the slot's access_count, by the daemon and, later,
+ * by remote FETCH_AND_ADDs, so both feed eviction), or, when the class has
+ * been evicting a page's worth while others hold more pages, a page is
+ * taken from the class with the most pages and all its items evicted.
+ *
+ * The index is bounded linear probing: a key lives in one of the MRRCD_PROBE
+ * slots from its home slot; a new key finding its window full evicts the
+ * window's least recently used item.
+ *
+ * Publication order for readers that do not take part (one-sided RDMA):
+ * chunks are written completely before a slot points at them; a slot is
+ * rewritten under its seqlock; a chunk is marked free (version 0) only after
+ * no slot points at it.  See layout.h for the reader's checks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hash.h"
+#include "store.h"
+
+#define NONE UINT32_MAX
+/* Index slots per byte of the limit: one 64-byte slot per 512 bytes. */
+#define BYTES_PER_SLOT 512u
+#define MIN_HOME_SLOTS 64u
+#define MIN_CHUNK 96u
+#define GROWTH_NUM 5u	/* chunk sizes grow by 5/4 */
+#define GROWTH_DEN 4u
+
+static struct mrrcd_item *chunk_at(struct store *s, uint64_t off)
+{
+	return (struct mrrcd_item *)(s->arena + off);
+}
+
+static uint64_t chunk_off(struct store *s, uint32_t page, uint32_t idx,
+			  uint32_t size)
+{
+	uint64_t heap_off = (uint64_t)(s->heap - s->arena);
+
+	return heap_off + (uint64_t)page * MRRCD_PAGE_SIZE +
+	       (uint64_t)idx * size;
+}
+
+static uint32_t page_of(struct store *s, uint64_t off)
+{
+	return (uint32_t)((off - (uint64_t)(s->heap - s->arena)) /
+			  MRRCD_PAGE_SIZE);
+}
+
+static bool expired(const struct store *s, const struct mrrcd_item *it)
+{
+	return it->exptime != 0 && it->exptime <= s->now;
+}
+
+static uint64_t fresh_version(struct store *s)
+{
+	return 2 * s->next_cas++;
+}
+
+/* ---- the index: slots, seqlock publication --------------------------- */
+
+static uint64_t slot_sum(const struct mrrcd_slot *sl)
+{
+	struct mrrcd_slot tmp = *sl;
+
+	tmp.access_count = 0;
+	return mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED);
+}
+
+/*
+ * Rewrite a slot under its seqlock: odd version, fields, even version.  The
+ * checksum is computed over the final contents so that a reader seeing an
+ * even version with a matching checksum has a consistent slot.
+ */
+static void slot_publish(struct store *s, uint32_t idx, uint64_t key_hash,
+			 uint64_t off, uint32_t len, uint64_t version)
+{
+	struct mrrcd_slot *sl = &s->slots[idx];
+	struct mrrcd_slot next = {
+		.version = version,
+		.key_hash = key_hash,
+		.item_off = off,
+		.item_len = len,
+	};
+
+	next.checksum = slot_sum(&next);
+	__atomic_store_n(&sl->version, version - 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sl->key_hash = next.key_hash;
+	sl->item_off = next.item_off;
+	sl->item_len = next.item_len;
+	sl->reserved0 = 0;
+	sl->reserved1[0] = 0;
+	sl->reserved1[1] = 0;
+	sl->checksum = next.checksum;
+	__atomic_store_n(&sl->version, version, __ATOMIC_RELEASE);
+}
+
+static uint64_t slot_accesses(struct store *s, uint32_t idx)
+{
+	return __atomic_load_n(&s->slots[idx].access_count, __ATOMIC_RELAXED);
+}
+
+/* Fold the slot's access counter into the daemon's recency; true if used. */
+static bool slot_refresh(struct store *s, uint32_t idx)
+{
+	struct slot_priv *p = &s->priv[idx];
+	uint64_t n = slot_accesses(s, idx);
+	bool used = p->ref || n != p->seen;
+
+	if (n != p->seen)
+		p->last = ++s->tick;
+	p->seen = n;
+	p->ref = 0;
+	return used;
+}
+
+/* ---- chunks and pages -------------------------------------------------- */
+
+static void list_del(struct store *s, uint32_t *head, uint32_t pg)
+{
+	struct page_meta *p = &s->pages[pg];
+
+	if (p->prev != NONE)
+		s->pages[p->prev].next = p->next;
+	else
+		*head = p->next;
+	if (p->next != NONE)
+		s->pages[p->next].prev = p->prev;
+	p->prev = p->next = NONE;
+}
+
+static void list_add_tail(struct store *s, uint32_t *head, uint32_t pg)
+{
+	struct page_meta *p = &s->pages[pg];
+	uint32_t last = *head;
+
+	p->next = NONE;
+	if (last == NONE) {
+		p->prev = NONE;
+		*head = pg;
+		return;
+	}
+	while (s->pages[last].next != NONE)
+		last = s->pages[last].next;
+	s->pages[last].next = pg;
+	p->prev = last;
+}
+
+static void partial_add(struct store *s, struct class_meta *cm, uint32_t pg)
+{
+	struct page_meta *p = &s->pages[pg];
+
+	if (p->in_partial)
+		return;
+	p->pprev = NONE;
+	p->pnext = cm->partial;
+	if (cm->partial != NONE)
+		s->pages[cm->partial].pprev = pg;
+	cm->partial = pg;
+	p->in_partial = true;
+}
+
+static void partial_del(struct store *s, struct class_meta *cm, uint32_t pg)
+{
+	struct page_meta *p = &s->pages[pg];
+
+	if (!p->in_partial)
+		return;
+	if (p->pprev != NONE)
+		s->pages[p->pprev].pnext = p->pnext;
+	else
+		cm->partial = p->pnext;
+	if (p->pnext != NONE)
+		s->pages[p->pnext].pprev = p->pprev;
+	p->pprev = p->pnext = NONE;
+	p->in_partial = false;
+}
+
+static void chunk_free(struct store *s, uint64_t off)
+{
+	struct mrrcd_item *it = chunk_at(s, off);
+	uint32_t pg = page_of(s, off);
+	struct page_meta *p = &s->pages[pg];
+	struct class_meta *cm = &s->classes[p->class_id];
+	uint64_t rel = off - chunk_off(s, pg, 0, cm->size);
+
+	/* Readers holding a stale slot see version 0 and retry. */
+	__atomic_store_n(&it->version, 0, __ATOMIC_RELEASE);
+	it->slot = p->free_head;
+	p->free_head = (uint32_t)(rel / cm->size);
+	p->nfree++;
+	partial_add(s, cm, pg);
+}
+
+/* Give a free page to a class: every chunk header is written as free. */
+static void page_carve(struct store *s, uint32_t pg, uint32_t cls)
+{
+	struct class_meta *cm = &s->classes[cls];
+	struct page_meta *p = &s->pages[pg];
+	uint32_t i;
+
+	for (i = 0; i < cm->per_page; i++) {
+		uint64_t off = chunk_off(s, pg, i, cm->size);
+		struct mrrcd_item *it = chunk_at(s, off);
+
+		__atomic_store_n(&it->version, 0, __ATOMIC_RELEASE);
+		it->slot = i + 1 < cm->per_page ? i + 1 : NONE;
+	}
+	p->class_id = (int32_t)cls;
+	p->free_head = 0;
+	p->nfree = cm->per_page;
+	list_add_tail(s, &cm->head, pg);
+	partial_add(s, cm, pg);
+	cm->npages++;
+	cm->evicted_since_grow = 0;
+}
+
+static uint64_t chunk_pop(struct store *s, uint32_t cls)
+{
+	struct class_meta *cm = &s->classes[cls];
+	uint32_t pg = cm->partial;
+	struct page_meta *p;
+	struct mrrcd_item *it;
+	uint64_t off;
+
+	if (pg == NONE)
+		return 0;
+	p = &s->pages[pg];
+	off = chunk_off(s, pg, p->free_head, cm->size);
+	it = chunk_at(s, off);
+	p->free_head = it->slot;
+	if (--p->nfree == 0)
+		partial_del(s, cm, pg);
+	return off;
+}
+
+/* ---- unlinking items --------------------------------------------------- */
+
+enum why { WHY_DELETE, WHY_EVICT, WHY_EXPIRE, WHY_FLUSH };
+
+static void unlink_slot(struct store *s, uint32_t idx, enum why why)
+{
+	struct slot_priv *p = &s->priv[idx];
+	uint64_t off = p->item_off;
+
+	slot_publish(s, idx, 0, 0, 0, fresh_version(s));
+	s->st.curr_items--;
+	s->st.bytes -= p->item_len;
+	if (why == WHY_EVICT)
+		s->st.evictions++;
+	else if (why == WHY_EXPIRE)
+		s->st.reclaimed++;
+	else if (why == WHY_FLUSH)
+		s->st.flushed++;
+	memset(p, 0, sizeof(*p));
+	chunk_free(s, off);
+}
+
+/* ---- eviction ---------------------------------------------------------- */
+
+/* One step of a class's CLOCK hand; the chunk under it, or 0. */
+static uint64_t hand_next(struct store *s, struct class_meta *cm)
+{
+	uint64_t off;
+
+	if (cm->hand_page == NONE || s->pages[cm->hand_page].class_id < 0 ||
+	    &s->classes[s->pages[cm->hand_page].class_id] != cm) {
+		cm->hand_page = cm->head;
+		cm->hand_chunk = 0;
+	}
+	if (cm->hand_page == NONE)
+		return 0;
+	off = chunk_off(s, cm->hand_page, cm->hand_chunk, cm->size);
+	if (++cm->hand_chunk == cm->per_page) {
+		cm->hand_chunk = 0;
+		cm->hand_page = s->pages[cm->hand_page].next;
+	}
+	return off;
+}
+
+/* CLOCK over the class: free one chunk by evicting (or reclaiming) an item. */
+static int clock_evict(struct store *s, uint32_t cls)
+{
+	struct class_meta *cm = &s->classes[cls];
+	uint64_t budget = 2ULL * cm->npages * cm->per_page + 1;
+
+	while (cm->npages && budget--) {
+		uint64_t off = hand_next(s, cm);
+		struct mrrcd_item *it;
+		uint32_t idx;
+
+		if (!off)
+			break;
+		it = chunk_at(s, off);
+		if (!it->version)
+			continue;
+		idx = it->slot;
+		if (s->priv[idx].pinned)
+			continue;
+		if (expired(s, it)) {
+			unlink_slot(s, idx, WHY_EXPIRE);
+			return 0;
+		}
+		if (slot_refresh(s, idx))
+			continue;
+		unlink_slot(s, idx, WHY_EVICT);
+		cm->evicted_since_grow++;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+/* Empty one of victim's pages (none holding a pinned item) for cls. */
+static int steal_from(struct store *s, uint32_t victim, uint32_t cls)
+{
+	struct class_meta *vm = &s->classes[victim];
+	uint32_t pg, tries, i;
+
+	for (tries = 0; tries < vm->npages; tries++) {
+		bool busy = false;
+
+		pg = vm->head;
+		/* Round robin: the page goes to the back either way. */
+		list_del(s, &vm->head, pg);
+		list_add_tail(s, &vm->head, pg);
+		for (i = 0; i < vm->per_page && !busy; i++) {
+			struct mrrcd_item *it =
+				chunk_at(s, chunk_off(s, pg, i, vm->size));
+
+			busy = it->version && s->priv[it->slot].pinned;
+		}
+		if (busy)
+			continue;
+		for (i = 0; i < vm->per_page; i++) {
+			struct mrrcd_item *it =
+				chunk_at(s, chunk_off(s, pg, i, vm->size));
+
+			if (it->version)
+				unlink_slot(s, it->slot, expired(s, it) ?
+					    WHY_EXPIRE : WHY_EVICT);
+		}
+		partial_del(s, vm, pg);
+		list_del(s, &vm->head, pg);
+		vm->npages--;
+		if (vm->hand_page == pg)
+			vm->hand_page = NONE;
+		s->st.page_moves++;
+		page_carve(s, pg, cls);
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+/* Take a page from the class with the most, else from any other. */
+static int steal_page(struct store *s, uint32_t cls)
+{
+	uint32_t victim = NONE, best = 0, c;
+
+	for (c = 0; c < s->nclasses; c++) {
+		if (c != cls && s->classes[c].npages > best) {
+			best = s->classes[c].npages;
+			victim = c;
+		}
+	}
+	if (victim == NONE)
+		return -ENOMEM;
+	if (!steal_from(s, victim, cls))
+		return 0;
+	for (c = 0; c < s->nclasses; c++)
+		if (c != cls && c != victim && s->classes[c].npages &&
+		    !steal_from(s, c, cls))
+			return 0;
+	return -ENOMEM;
+}
+
+/*
+ * Whether cls should grow at another class's expense instead of evicting
+ * its own items: when it has no page, or has evicted a page's worth since
+ * it last grew while some class holds more than one page more than it.
+ */
+static bool should_steal(struct store *s, uint32_t cls)
+{
+	struct class_meta *cm = &s->classes[cls];
+	uint32_t c;
+
+	if (!cm->npages)
+		return true;
+	if (cm->evicted_since_grow < cm->per_page)
+		return false;
+	for (c = 0; c < s->nclasses; c++)
+		if (c != cls && s->classes[c].npages > cm->npages + 1)
+			return true;
+	return false;
+}
+
+static uint64_t chunk_alloc(struct store *s, uint32_t cls)
+{
+	uint64_t off = chunk_pop(s, cls);
+
+	if (off)
+		return off;
+	if (s->free_pages != NONE) {
+		uint32_t pg = s->free_pages;
+
+		list_del(s, &s->free_pages, pg);
+		s->nfree_pages--;
+		page_carve(s, pg, cls);
+		return chunk_pop(s, cls);
+	}
+	if (should_steal(s, cls) && !steal_page(s, cls))
+		return chunk_pop(s, cls);
+	if (!clock_evict(s, cls))
+		return chunk_pop(s, cls);
+	if (!steal_page(s, cls))
+		return chunk_pop(s, cls);
+	return 0;
+}
+
+static int class_for(struct store *s, size_t total)
+{
+	uint32_t c;
+
+	for (c = 0; c < s->nclasses; c++)
+		if (s->classes[c].size >= total)
+			return (int)c;
+	return -E2BIG;
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+
+static uint32_t home_of(struct store *s, uint64_t h)
+{
+	return (uint32_t)(h & s->home_mask);
+}
+
+/* The slot holding key, or -ENOENT; expired items are reclaimed here. */
+static int64_t find(struct store *s, const char *key, size_t klen,
+		    uint64_t h)
+{
+	uint32_t home = home_of(s, h), i;
+
+	for (i = 0; i < MRRCD_PROBE; i++) {
+		struct slot_priv *p = &s->priv[home + i];
+		struct mrrcd_item *it;
+
+		if (!p->item_off || p->key_hash != h)
+			continue;
+		it = chunk_at(s, p->item_off);
+		if (it->key_len != klen ||
+		    memcmp((const char *)(it + 1), key, klen))
+			continue;
+		if (expired(s, it)) {
+			unlink_slot(s, home + i, WHY_EXPIRE);
+			return -ENOENT;
+		}
+		return home + i;
+	}
+	return -ENOENT;
+}
+
+/* A slot for a new key: an empty one, else the window's expired or LRU. */
+static uint32_t pick_slot(struct store *s, uint64_t h)
+{
+	uint32_t home = home_of(s, h), i, victim = NONE;
+	uint64_t oldest = UINT64_MAX;
+
+	for (i = 0; i < MRRCD_PROBE; i++)
+		if (!s->priv[home + i].item_off)
+			return home + i;
+	for (i = 0; i < MRRCD_PROBE; i++) {
+		uint32_t idx = home + i;
+		struct slot_priv *p = &s->priv[idx];
+
+		if (p->pinned)
+			continue;
+		if (expired(s, chunk_at(s, p->item_off))) {
+			unlink_slot(s, idx, WHY_EXPIRE);
+			return idx;
+		}
+		slot_refresh(s, idx);
+		if (p->last < oldest) {
+			oldest = p->last;
+			victim = idx;
+		}
+	}
+	/* At most one slot is pinned and the window has more than one. */
+	unlink_slot(s, victim, WHY_EVICT);
+	return victim;
+}
+
+static void view(struct store *s, uint32_t idx, struct store_item *v)
+{
+	const struct mrrcd_item *it = chunk_at(s, s->priv[idx].item_off);
+
+	v->key = (const char *)(it + 1);
+	v->key_len = it->key_len;
+	v->value = v->key + it->key_len;
+	v->value_len = it->value_len;
+	v->flags = it->flags;
+	v->exptime = it->exptime;
+	v->cas = it->cas;
+}
+
+/* ---- storing ----------------------------------------------------------- */
+
+bool store_fits(size_t key_len, size_t value_len)
+{
+	return key_len <= MRRCD_KEY_MAX &&
+	       value_len <= MRRCD_ITEM_MAX - MRRCD_ITEM_HDR_SIZE - key_len;
+}
+
+static void item_seal(struct mrrcd_item *it)
+{
+	it->hdr_sum = mrrcd_hash64(it, MRRCD_ITEM_SUM_BYTES, MRRCD_HASH_SEED);
+}
+
+/*
+ * Store key with value a || b into a new chunk and point the key's slot
+ * (old, or a new one when old < 0) at it.  a and b may point into the old
+ * item, which is pinned so that making room does not evict it.
+ */
+static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
+		  size_t klen, const void *a, size_t alen, const void *b,
+		  size_t blen, uint32_t flags, uint32_t exptime,
+		  uint64_t *cas_out)
+{
+	size_t total = MRRCD_ITEM_HDR_SIZE + klen + alen + blen;
+	struct mrrcd_item *it;
+	struct slot_priv *p;
+	uint64_t off, cas;
+	int cls;
+	uint32_t idx;
+
+	if (!store_fits(klen, alen + blen))
+		return -E2BIG;
+	cls = class_for(s, total);
+	if (cls < 0)
+		return cls;
+	if (old >= 0)
+		s->priv[old].pinned = 1;
+	off = chunk_alloc(s, (uint32_t)cls);
+	if (old >= 0)
+		s->priv[old].pinned = 0;
+	if (!off)
+		return -ENOMEM;
+
+	cas = s->next_cas++;
+	it = chunk_at(s, off);
+	memset(it, 0, sizeof(*it));
+	it->cas = cas;
+	it->flags = flags;
+	it->exptime = exptime;
+	it->value_len = (uint32_t)(alen + blen);
+	it->key_len = (uint16_t)klen;
+	it->class_id = (uint8_t)cls;
+	it->stored = s->now;
+	memcpy((char *)(it + 1), key, klen);
+	if (alen)
+		memcpy((char *)(it + 1) + klen, a, alen);
+	if (blen)
+		memcpy((char *)(it + 1) + klen + alen, b, blen);
+	it->data_sum = mrrcd_hash64(it + 1, klen + alen + blen,
+				    MRRCD_HASH_SEED);
+
+	if (old >= 0) {
+		uint64_t old_off = s->priv[old].item_off;
+
+		idx = (uint32_t)old;
+		s->st.bytes -= s->priv[idx].item_len;
+		it->slot = idx;
+		it->version = 2 * cas;
+		item_seal(it);
+		slot_publish(s, idx, h, off, (uint32_t)total, 2 * cas);
+		chunk_free(s, old_off);
+	} else {
+		idx = pick_slot(s, h);
+		it->slot = idx;
+		it->version = 2 * cas;
+		item_seal(it);
+		slot_publish(s, idx, h, off, (uint32_t)total, 2 * cas);
+		s->st.curr_items++;
+		p = &s->priv[idx];
+		p->seen = slot_accesses(s, idx);
+	}
+	p = &s->priv[idx];
+	p->key_hash = h;
+	p->item_off = off;
+	p->item_len = (uint32_t)total;
+	p->ref = 1;
+	p->last = ++s->tick;
+	s->st.bytes += total;
+	s->st.total_items++;
+	if (cas_out)
+		*cas_out = cas;
+	return 0;
+}
+
+int store_put(struct store *s, enum store_mode mode, const char *key,
+	      size_t key_len, const void *data, size_t len, uint32_t flags,
+	      uint32_t exptime, uint64_t cas, uint64_t *cas_out)
+{
+	uint64_t h;
+	int64_t old;
+	struct store_item v;
+
+	if (!key_len || !store_fits(key_len, len))
+		return key_len ? -E2BIG : -EINVAL;
+	h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	old = find(s, key, key_len, h);
+	if (old >= 0)
+		view(s, (uint32_t)old, &v);
+	switch (mode) {
+	case STORE_SET:
+		break;
+	case STORE_ADD:
+		if (old >= 0) {
+			/* memcached: a failed add counts as an access. */
+			s->priv[old].ref = 1;
+			return -EEXIST;
+		}
+		break;
+	case STORE_REPLACE:
+		if (old < 0)
+			return -ENOENT;
+		break;
+	case STORE_CAS:
+		if (old < 0)
+			return -ENOENT;
+		if (v.cas != cas)
+			return -EEXIST;
+		break;
+	case STORE_APPEND:
+	case STORE_PREPEND:
+		if (old < 0)
+			return -ENOENT;
+		/* The old item's flags and exptime stay. */
+		if (mode == STORE_APPEND)
+			return commit(s, old, h, key, key_len, v.value,
+				      v.value_len, data, len, v.flags,
+				      v.exptime, cas_out);
+		return commit(s, old, h, key, key_len, data, len, v.value,
+			      v.value_len, v.flags, v.exptime, cas_out);
+	default:
+		return -EINVAL;
+	}
+	return commit(s, old, h, key, key_len, data, len, NULL, 0, flags,
+		      exptime, cas_out);
+}
+
+int store_get(struct store *s, const char *key, size_t key_len,
+	      struct store_item *it)
+{
+	uint64_t h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	int64_t idx = find(s, key, key_len, h);
+
+	if (idx < 0)
+		return (int)idx;
+	/* The same counter a remote FETCH_AND_ADD bumps. */
+	__atomic_fetch_add(&s->slots[idx].access_count, 1, __ATOMIC_RELAXED);
+	view(s, (uint32_t)idx, it);
+	return 0;
+}
+
+int store_delete(struct store *s, const char *key, size_t key_len)
+{
+	uint64_t h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	int64_t idx = find(s, key, key_len, h);
+
+	if (idx < 0)
+		return (int)idx;
+	unlink_slot(s, (uint32_t)idx, WHY_DELETE);
+	return 0;
+}
+
+/*
+ * memcached's notion of a number (strtoull's): optional leading white
+ * space, digits that fit 64 bits, optional trailing white space (memcached
+ * pads a shrinking decr result with blanks).
+ */
+static bool blank(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static int parse_counter(const char *p, size_t len, uint64_t *out)
+{
+	size_t i = 0, digits = 0;
+	uint64_t v = 0;
+
+	while (i < len && blank(p[i]))
+		i++;
+	for (; i < len && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+		unsigned int d = (unsigned int)(p[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	while (i < len && blank(p[i]))
+		i++;
+	if (!digits || i != len)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int store_incr(struct store *s, const char *key, size_t key_len, bool decr,
+	       uint64_t delta, uint64_t *result)
+{
+	uint64_t h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	int64_t idx = find(s, key, key_len, h);
+	struct store_item v;
+	char num[24];
+	uint64_t n;
+	int len, err;
+
+	if (idx < 0)
+		return (int)idx;
+	view(s, (uint32_t)idx, &v);
+	if (parse_counter(v.value, v.value_len, &n))
+		return -EINVAL;
+	if (decr)
+		n = n < delta ? 0 : n - delta;
+	else
+		n += delta;	/* wraps at 2^64, as memcached's does */
+	len = snprintf(num, sizeof(num), "%llu", (unsigned long long)n);
+	err = commit(s, idx, h, key, key_len, num, (size_t)len, NULL, 0,
+		     v.flags, v.exptime, NULL);
+	if (err)
+		return err;
+	*result = n;
+	return 0;
+}
+
+int store_touch(struct store *s, const char *key, size_t key_len,
+		uint32_t exptime, struct store_item *v)
+{
+	uint64_t h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	int64_t idx = find(s, key, key_len, h);
+	struct mrrcd_item *it;
+
+	if (idx < 0)
+		return (int)idx;
+	/*
+	 * In place: a reader racing this sees either header whole or a
+	 * header checksum that does not match, and reads again.
+	 */
+	it = chunk_at(s, s->priv[idx].item_off);
+	it->exptime = exptime;
+	item_seal(it);
+	__atomic_fetch_add(&s->slots[idx].access_count, 1, __ATOMIC_RELAXED);
+	if (v)
+		view(s, (uint32_t)idx, v);
+	if (expired(s, it)) {
+		/* Touched into the past: gone, as a get would find it. */
+		unlink_slot(s, (uint32_t)idx, WHY_EXPIRE);
+		return v ? -ENOENT : 0;
+	}
+	return 0;
+}
+
+static void flush_before(struct store *s, uint32_t before, bool all)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nslots; i++) {
+		struct slot_priv *p = &s->priv[i];
+
+		if (p->item_off && (all || chunk_at(s, p->item_off)->stored <
+				    before))
+			unlink_slot(s, i, WHY_FLUSH);
+	}
+}
+
+void store_flush(struct store *s, uint32_t when)
+{
+	if (when <= s->now) {
+		s->flush_at = 0;
+		flush_before(s, 0, true);
+	} else {
+		s->flush_at = when;
+	}
+}
+
+void store_clock(struct store *s, uint32_t now)
+{
+	s->now = now;
+	__atomic_store_n(&s->hdr->clock, (uint64_t)now, __ATOMIC_RELAXED);
+	if (s->flush_at && now >= s->flush_at) {
+		flush_before(s, s->flush_at, false);
+		s->flush_at = 0;
+	}
+}
+
+int64_t store_slot_of(struct store *s, const char *key, size_t key_len)
+{
+	uint64_t h = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	int64_t idx = find(s, key, key_len, h);
+
+	if (idx < 0)
+		return idx;
+	return (int64_t)((unsigned char *)&s->slots[idx] - s->arena);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static void classes_init(struct store *s)
+{
+	uint32_t size = MIN_CHUNK, c;
+
+	for (c = 0; c < MRRCD_MAX_CLASSES; c++) {
+		struct class_meta *cm = &s->classes[c];
+
+		if (c == MRRCD_MAX_CLASSES - 1 || size >= MRRCD_PAGE_SIZE)
+			size = MRRCD_PAGE_SIZE;
+		cm->size = size;
+		cm->per_page = MRRCD_PAGE_SIZE / size;
+		cm->head = cm->partial = cm->hand_page = NONE;
+		s->hdr->class_size[c] = size;
+		if (size == MRRCD_PAGE_SIZE)
+			break;
+		/* Grow by 5/4, in whole multiples of 8 bytes. */
+		size = (size * GROWTH_NUM / GROWTH_DEN + 7) & ~7u;
+	}
+	s->nclasses = c + 1;
+}
+
+static size_t round_up(size_t v, size_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+int store_init(struct store *s, size_t limit, uint32_t now)
+{
+	size_t home = MIN_HOME_SLOTS, index_bytes, heap_off, npages;
+	uint32_t i;
+	void *m;
+
+	memset(s, 0, sizeof(*s));
+	while (home * 2 <= limit / BYTES_PER_SLOT && home < (1u << 30))
+		home *= 2;
+	index_bytes = (home + MRRCD_PROBE - 1) * MRRCD_SLOT_SIZE;
+	heap_off = round_up(MRRCD_HDR_SIZE + index_bytes, 4096);
+	if (limit < heap_off + MRRCD_PAGE_SIZE)
+		return -EINVAL;
+	npages = (limit - heap_off) / MRRCD_PAGE_SIZE;
+	if (npages >= NONE)
+		return -EINVAL;
+
+	m = mmap(NULL, limit, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	s->arena = m;
+	s->arena_size = limit;
+	s->limit = limit;
+	s->hdr = m;
+	s->slots = (struct mrrcd_slot *)(s->arena + MRRCD_HDR_SIZE);
+	s->heap = s->arena + heap_off;
+	s->home_mask = (uint32_t)home - 1;
+	s->nslots = (uint32_t)home + MRRCD_PROBE - 1;
+	s->npages = (uint32_t)npages;
+	s->priv = calloc(s->nslots, sizeof(*s->priv));
+	s->pages = calloc(s->npages, sizeof(*s->pages));
+	if (!s->priv || !s->pages) {
+		store_destroy(s);
+		return -ENOMEM;
+	}
+	s->free_pages = NONE;
+	for (i = 0; i < s->npages; i++) {
+		s->pages[i].class_id = -1;
+		s->pages[i].prev = i ? i - 1 : NONE;
+		s->pages[i].next = i + 1 < s->npages ? i + 1 : NONE;
+		s->pages[i].pprev = s->pages[i].pnext = NONE;
+	}
+	s->free_pages = 0;
+	s->nfree_pages = s->npages;
+	/* CAS 1 (version 2) is the empty slots' first version. */
+	s->next_cas = 2;
+
+	s->hdr->magic = MRRCD_ARENA_MAGIC;
+	s->hdr->layout_version = MRRCD_LAYOUT_VERSION;
+	s->hdr->hdr_size = MRRCD_HDR_SIZE;
+	s->hdr->arena_size = limit;
+	s->hdr->index_off = MRRCD_HDR_SIZE;
+	s->hdr->home_slots = (uint32_t)home;
+	s->hdr->nslots = s->nslots;
+	s->hdr->probe = MRRCD_PROBE;
+	s->hdr->slot_size = MRRCD_SLOT_SIZE;
+	s->hdr->heap_off = heap_off;
+	s->hdr->npages = s->npages;
+	s->hdr->page_size = MRRCD_PAGE_SIZE;
+	s->hdr->item_max = MRRCD_ITEM_MAX;
+	s->hdr->hash_seed = MRRCD_HASH_SEED;
+	classes_init(s);
+	s->hdr->nclasses = s->nclasses;
+	/* Every slot starts published as empty, with a valid checksum. */
+	for (i = 0; i < s->nslots; i++)
+		slot_publish(s, i, 0, 0, 0, 2);
+	store_clock(s, now);
+	return 0;
+}
+
+void store_destroy(struct store *s)
+{
+	if (s->arena)
+		munmap(s->arena, s->arena_size);
+	free(s->priv);
+	free(s->pages);
+	memset(s, 0, sizeof(*s));
+}

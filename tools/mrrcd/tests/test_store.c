@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host unit tests of mrrcd's store (store.c) and of the one-sided reader
+ * of its arena (reader.c): semantics, expiry, eviction under the memory
+ * limit, recency fed by the slot counters, and torn-read detection with a
+ * writer that runs between the pieces of a simulated RDMA READ.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hash.h"
+#include "reader.h"
+#include "store.h"
+
+#define NOW 1000000u
+#define MiB (1u << 20)
+
+static int setup4(void **state)
+{
+	struct store *s = malloc(sizeof(*s));
+
+	if (!s || store_init(s, 4 * MiB, NOW)) {
+		free(s);
+		return -1;
+	}
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	store_destroy(*state);
+	free(*state);
+	return 0;
+}
+
+static int put(struct store *s, const char *k, const char *v)
+{
+	return store_put(s, STORE_SET, k, strlen(k), v, strlen(v), 0, 0, 0,
+			 NULL);
+}
+
+static void assert_value(struct store *s, const char *k, const char *v)
+{
+	struct store_item it;
+
+	assert_int_equal(store_get(s, k, strlen(k), &it), 0);
+	assert_int_equal(it.value_len, strlen(v));
+	assert_memory_equal(it.value, v, it.value_len);
+}
+
+static bool present(struct store *s, const char *k)
+{
+	struct store_item it;
+
+	return store_get(s, k, strlen(k), &it) == 0;
+}
+
+static void test_hash_vectors(void **state)
+{
+	(void)state;
+	/* XXH64 reference values (libxxhash 0.8). */
+	assert_true(mrrcd_hash64("", 0, 0) == 0xef46db3751d8e999ULL);
+	assert_true(mrrcd_hash64("a", 1, 0) == 0xd24ec4f1a98c6e5bULL);
+	assert_true(mrrcd_hash64("abc", 3, 0) == 0x44bc2cf5ad770999ULL);
+	assert_true(mrrcd_hash64("memcached", 9, 0) == 0xfe38957a99699ce8ULL);
+	assert_true(mrrcd_hash64("0123456789abcdef0123456789abcdef01234567",
+				 40, 0) == 0x2595bf45a790442ULL);
+	assert_true(mrrcd_hash64("abc", 3, 1) == 0xbea9ca8199328908ULL);
+}
+
+static void test_layout(void **state)
+{
+	struct store *s = *state;
+	const struct mrrcd_arena_hdr *h = s->hdr;
+
+	assert_true(h->magic == MRRCD_ARENA_MAGIC);
+	assert_int_equal(h->home_slots & (h->home_slots - 1), 0);
+	assert_int_equal(h->nslots, h->home_slots + MRRCD_PROBE - 1);
+	assert_int_equal(h->heap_off % 4096, 0);
+	assert_true(h->heap_off + (uint64_t)h->npages * MRRCD_PAGE_SIZE <=
+		    h->arena_size);
+	assert_int_equal(h->arena_size, 4 * MiB);
+	assert_int_equal(h->class_size[h->nclasses - 1], MRRCD_ITEM_MAX);
+	assert_int_equal((uintptr_t)s->arena % 4096, 0);
+	assert_int_equal(h->clock, NOW);
+}
+
+static void test_set_get_delete(void **state)
+{
+	struct store *s = *state;
+	struct store_item it;
+	uint64_t cas1, cas2;
+
+	assert_int_equal(store_get(s, "k", 1, &it), -ENOENT);
+	assert_int_equal(store_put(s, STORE_SET, "k", 1, "v1", 2, 42, 0, 0,
+				   &cas1), 0);
+	assert_int_equal(store_get(s, "k", 1, &it), 0);
+	assert_int_equal(it.flags, 42);
+	assert_true(it.cas == cas1);
+	assert_int_equal(store_put(s, STORE_SET, "k", 1, "value2", 6,
+				   UINT32_MAX, 0, 0, &cas2), 0);
+	assert_true(cas2 > cas1);
+	assert_value(s, "k", "value2");
+	assert_int_equal(s->st.curr_items, 1);
+	assert_int_equal(s->st.bytes, MRRCD_ITEM_HDR_SIZE + 1 + 6);
+	assert_int_equal(store_delete(s, "k", 1), 0);
+	assert_int_equal(store_delete(s, "k", 1), -ENOENT);
+	assert_int_equal(s->st.curr_items, 0);
+	assert_int_equal(s->st.bytes, 0);
+	/* The empty value is a value. */
+	assert_int_equal(put(s, "e", ""), 0);
+	assert_value(s, "e", "");
+}
+
+static void test_modes(void **state)
+{
+	struct store *s = *state;
+	struct store_item it;
+	uint64_t cas;
+
+	assert_int_equal(store_put(s, STORE_REPLACE, "a", 1, "x", 1, 0, 0, 0,
+				   NULL), -ENOENT);
+	assert_int_equal(store_put(s, STORE_APPEND, "a", 1, "x", 1, 0, 0, 0,
+				   NULL), -ENOENT);
+	assert_int_equal(store_put(s, STORE_ADD, "a", 1, "mid", 3, 7, 0, 0,
+				   NULL), 0);
+	assert_int_equal(store_put(s, STORE_ADD, "a", 1, "x", 1, 0, 0, 0,
+				   NULL), -EEXIST);
+	/* append and prepend keep the item's flags. */
+	assert_int_equal(store_put(s, STORE_APPEND, "a", 1, ">>", 2, 9, 0, 0,
+				   NULL), 0);
+	assert_int_equal(store_put(s, STORE_PREPEND, "a", 1, "<<", 2, 9, 0, 0,
+				   NULL), 0);
+	assert_int_equal(store_get(s, "a", 1, &it), 0);
+	assert_int_equal(it.flags, 7);
+	assert_int_equal(it.value_len, 7);
+	assert_memory_equal(it.value, "<<mid>>", 7);
+	cas = it.cas;
+	assert_int_equal(store_put(s, STORE_CAS, "a", 1, "c", 1, 0, 0,
+				   cas + 1, NULL), -EEXIST);
+	assert_int_equal(store_put(s, STORE_CAS, "a", 1, "c", 1, 0, 0, cas,
+				   NULL), 0);
+	assert_int_equal(store_put(s, STORE_CAS, "a", 1, "d", 1, 0, 0, cas,
+				   NULL), -EEXIST);
+	assert_int_equal(store_put(s, STORE_CAS, "zz", 2, "d", 1, 0, 0, cas,
+				   NULL), -ENOENT);
+	assert_int_equal(store_put(s, STORE_REPLACE, "a", 1, "r", 1, 0, 0, 0,
+				   NULL), 0);
+	assert_value(s, "a", "r");
+}
+
+static void test_incr_decr(void **state)
+{
+	struct store *s = *state;
+	uint64_t v;
+
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), -ENOENT);
+	assert_int_equal(put(s, "n", "18446744073709551614"), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), 0);
+	assert_true(v == UINT64_MAX);
+	/* 64-bit wrap on incr, as memcached. */
+	assert_int_equal(store_incr(s, "n", 1, false, 2, &v), 0);
+	assert_true(v == 1);
+	assert_value(s, "n", "1");
+	/* decr stops at 0. */
+	assert_int_equal(store_incr(s, "n", 1, true, 5, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(put(s, "n", "10"), 0);
+	assert_int_equal(store_incr(s, "n", 1, true, 1, &v), 0);
+	assert_value(s, "n", "9");
+	/* Blanks around the digits are taken, as strtoull does. */
+	assert_int_equal(put(s, "n", " 12 "), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), 0);
+	assert_true(v == 13);
+	assert_int_equal(put(s, "n", "12a"), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), -EINVAL);
+	assert_int_equal(put(s, "n", "-1"), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), -EINVAL);
+	assert_int_equal(put(s, "n", "18446744073709551616"), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), -EINVAL);
+	assert_int_equal(put(s, "n", ""), 0);
+	assert_int_equal(store_incr(s, "n", 1, false, 1, &v), -EINVAL);
+}
+
+static void test_expiry(void **state)
+{
+	struct store *s = *state;
+	struct store_item it;
+
+	assert_int_equal(store_put(s, STORE_SET, "t", 1, "v", 1, 0, NOW + 10,
+				   0, NULL), 0);
+	assert_int_equal(store_put(s, STORE_SET, "past", 4, "v", 1, 0, 1, 0,
+				   NULL), 0);
+	assert_false(present(s, "past"));
+	store_clock(s, NOW + 9);
+	assert_true(present(s, "t"));
+	/* touch moves the deadline; gat-style touch returns the item. */
+	assert_int_equal(store_touch(s, "t", 1, NOW + 20, &it), 0);
+	assert_int_equal(it.exptime, NOW + 20);
+	store_clock(s, NOW + 19);
+	assert_true(present(s, "t"));
+	store_clock(s, NOW + 20);
+	assert_false(present(s, "t"));
+	assert_int_equal(s->st.curr_items, 0);
+	assert_int_equal(s->st.reclaimed, 2);
+	/* Touched into the past: gone. */
+	assert_int_equal(put(s, "u", "v"), 0);
+	assert_int_equal(store_touch(s, "u", 1, 1, NULL), 0);
+	assert_false(present(s, "u"));
+	assert_int_equal(store_touch(s, "u", 1, 0, NULL), -ENOENT);
+}
+
+static void test_flush(void **state)
+{
+	struct store *s = *state;
+
+	assert_int_equal(put(s, "a", "1"), 0);
+	store_flush(s, 0);
+	assert_false(present(s, "a"));
+	assert_int_equal(s->st.flushed, 1);
+	/* Delayed: whatever is stored before the deadline goes then. */
+	assert_int_equal(put(s, "a", "1"), 0);
+	store_flush(s, NOW + 5);
+	store_clock(s, NOW + 3);
+	assert_int_equal(put(s, "b", "2"), 0);
+	assert_true(present(s, "a"));
+	store_clock(s, NOW + 5);
+	assert_false(present(s, "a"));
+	assert_false(present(s, "b"));
+	assert_int_equal(put(s, "c", "3"), 0);
+	store_clock(s, NOW + 6);
+	assert_true(present(s, "c"));
+}
+
+static void test_limits(void **state)
+{
+	struct store *s = *state;
+	size_t max = MRRCD_ITEM_MAX - MRRCD_ITEM_HDR_SIZE - 3;
+	char key[MRRCD_KEY_MAX + 1];
+	char *big = malloc(max + 1);
+	struct store_item it;
+
+	assert_non_null(big);
+	memset(big, 'b', max + 1);
+	assert_true(store_fits(3, max));
+	assert_false(store_fits(3, max + 1));
+	assert_int_equal(store_put(s, STORE_SET, "big", 3, big, max + 1, 0, 0,
+				   0, NULL), -E2BIG);
+	assert_int_equal(store_put(s, STORE_SET, "big", 3, big, max, 0, 0, 0,
+				   NULL), 0);
+	assert_int_equal(store_get(s, "big", 3, &it), 0);
+	assert_int_equal(it.value_len, max);
+	assert_memory_equal(it.value, big, max);
+	/* Appending past the item limit fails and keeps the old value. */
+	assert_int_equal(store_put(s, STORE_APPEND, "big", 3, "x", 1, 0, 0, 0,
+				   NULL), -E2BIG);
+	assert_true(present(s, "big"));
+	memset(key, 'k', sizeof(key));
+	assert_int_equal(store_put(s, STORE_SET, key, MRRCD_KEY_MAX, "v", 1, 0,
+				   0, 0, NULL), 0);
+	assert_int_equal(store_put(s, STORE_SET, key, MRRCD_KEY_MAX + 1, "v",
+				   1, 0, 0, 0, NULL), -E2BIG);
+	free(big);
+}
+
+/* Fill a 4 MiB store far past its size: bounded, evicting, consistent. */
+static void test_eviction_limit(void **state)
+{
+	struct store *s = *state;
+	char key[32], val[1000];
+	uint64_t *remote;
+	unsigned int i, n = 20000;
+	int64_t off;
+
+	/* The same size as the fill: the same class, the same pressure. */
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	assert_int_equal(put(s, "hot", val), 0);
+	assert_int_equal(put(s, "remote", val), 0);
+	assert_int_equal(put(s, "cold", val), 0);
+	off = store_slot_of(s, "remote", 6);
+	assert_true(off > 0);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "fill%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key), val,
+					   sizeof(val), 0, 0, 0, NULL), 0);
+		if (i % 8 == 0) {
+			/* A local read, and what a remote FETCH_AND_ADD does. */
+			assert_true(present(s, "hot"));
+			remote = (uint64_t *)(s->arena + off + 8);
+			__atomic_fetch_add(remote, 1, __ATOMIC_RELAXED);
+		}
+		assert_true(s->st.bytes <= (uint64_t)s->npages * MRRCD_PAGE_SIZE);
+	}
+	assert_true(s->st.evictions > 0);
+	assert_int_equal(s->st.curr_items + s->st.evictions, n + 3);
+	assert_true(present(s, "hot"));
+	assert_value(s, "remote", val);
+	assert_false(present(s, "cold"));
+	/* The latest items are there. */
+	snprintf(key, sizeof(key), "fill%u", n - 1);
+	assert_true(present(s, key));
+}
+
+/* Classes take pages from each other when the sizes people store change. */
+static void test_page_moves(void **state)
+{
+	struct store *s = *state;
+	char key[32], small[1000];
+	char *large = malloc(300000);
+	unsigned int i;
+
+	assert_non_null(large);
+	memset(small, 's', sizeof(small));
+	memset(large, 'L', 300000);
+	for (i = 0; i < 20000; i++) {
+		snprintf(key, sizeof(key), "s%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key),
+					   small, sizeof(small), 0, 0, 0,
+					   NULL), 0);
+	}
+	assert_int_equal(s->nfree_pages, 0);
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "L%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key),
+					   large, 300000, 0, 0, 0, NULL), 0);
+		assert_true(present(s, key));
+	}
+	assert_true(s->st.page_moves > 0);
+	free(large);
+}
+
+/* Nine keys with one home slot: the ninth evicts the window's LRU. */
+static void test_probe_window(void **state)
+{
+	struct store *s = *state;
+	char keys[MRRCD_PROBE + 1][16];
+	unsigned int n = 0, i;
+	uint64_t home = UINT64_MAX;
+
+	for (i = 0; n < MRRCD_PROBE + 1; i++) {
+		char k[16];
+		uint64_t h;
+
+		snprintf(k, sizeof(k), "w%u", i);
+		h = mrrcd_hash64(k, strlen(k), 0) & s->home_mask;
+		if (home == UINT64_MAX)
+			home = h;
+		if (h == home)
+			memcpy(keys[n++], k, sizeof(k));
+	}
+	for (i = 0; i < MRRCD_PROBE; i++)
+		assert_int_equal(put(s, keys[i], "x"), 0);
+	assert_true(present(s, keys[0]));	/* keys[1] is now the LRU */
+	assert_int_equal(put(s, keys[MRRCD_PROBE], "x"), 0);
+	assert_int_equal(s->st.evictions, 1);
+	assert_true(present(s, keys[0]));
+	assert_false(present(s, keys[1]));
+	for (i = 2; i <= MRRCD_PROBE; i++)
+		assert_true(present(s, keys[i]));
+}
+
+static uint64_t sum_of_slot(const struct mrrcd_slot *sl)
+{
+	struct mrrcd_slot tmp = *sl;
+
+	tmp.access_count = 0;
+	return mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, 0);
+}
+
+static void test_slot_version_checksum(void **state)
+{
+	struct store *s = *state;
+	const struct mrrcd_slot *sl;
+	const struct mrrcd_item *it;
+	uint64_t cas, v1;
+	int64_t off;
+
+	assert_int_equal(store_put(s, STORE_SET, "k", 1, "v", 1, 0, 0, 0,
+				   &cas), 0);
+	off = store_slot_of(s, "k", 1);
+	assert_true(off >= (int64_t)MRRCD_HDR_SIZE);
+	sl = (const struct mrrcd_slot *)(s->arena + off);
+	assert_int_equal(sl->version & 1, 0);
+	assert_true(sl->version == 2 * cas);
+	assert_true(sl->checksum == sum_of_slot(sl));
+	it = (const struct mrrcd_item *)(s->arena + sl->item_off);
+	assert_true(it->version == sl->version);
+	assert_true(it->hdr_sum == mrrcd_hash64(it, MRRCD_ITEM_SUM_BYTES, 0));
+	assert_true(it->data_sum == mrrcd_hash64(it + 1, 2, 0));
+	assert_true(sl->key_hash == mrrcd_hash64("k", 1, 0));
+	/* Remote counter updates do not disturb the checksum. */
+	__atomic_fetch_add((uint64_t *)&sl->access_count, 5, __ATOMIC_RELAXED);
+	assert_true(sl->checksum == sum_of_slot(sl));
+	v1 = sl->version;
+	assert_int_equal(put(s, "k", "w"), 0);
+	assert_true(sl->version > v1);
+	/* The old chunk was freed: its version no longer matches anyone. */
+	assert_int_equal(store_delete(s, "k", 1), 0);
+	assert_int_equal(sl->version & 1, 0);
+	assert_true(sl->item_off == 0);
+	assert_true(sl->checksum == sum_of_slot(sl));
+}
+
+/* ---- one-sided reads racing writes ------------------------------------- */
+
+struct race {
+	struct store *s;
+	unsigned int seed;
+	unsigned int budget;	/* writes still allowed in this GET */
+	uint64_t seq;
+	uint64_t writes;
+};
+
+/* A value that says which write it is: "<seq>:" then bytes from seq. */
+static size_t make_value(uint64_t seq, char *buf)
+{
+	size_t len = 1 + (seq * 7919) % 3000, i;
+	int n = snprintf(buf, 32, "%llu:", (unsigned long long)seq);
+
+	for (i = (size_t)n; i < len; i++)
+		buf[i] = (char)('a' + (seq + i) % 26);
+	return len < (size_t)n ? (size_t)n : len;
+}
+
+static bool value_ok(const char *v, size_t len)
+{
+	char expect[3100], head[24];
+	unsigned long long seq;
+	size_t n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
+
+	/* The value is not a C string: parse a terminated copy of its head. */
+	memcpy(head, v, n);
+	head[n] = 0;
+	if (sscanf(head, "%llu:", &seq) != 1)
+		return false;
+	return make_value(seq, expect) == len && !memcmp(expect, v, len);
+}
+
+static void race_write(struct race *r)
+{
+	char val[3100];
+	size_t len;
+
+	switch (rand_r(&r->seed) % 8) {
+	case 0:
+		store_delete(r->s, "key", 3);
+		break;
+	case 1:
+		/* Churn another key so that freed chunks get reused. */
+		len = make_value(++r->seq, val);
+		store_put(r->s, STORE_SET, "other", 5, val, len, 0, 0, 0, NULL);
+		break;
+	default:
+		len = make_value(++r->seq, val);
+		assert_int_equal(store_put(r->s, STORE_SET, "key", 3, val, len,
+					   0, 0, 0, NULL), 0);
+		break;
+	}
+	r->writes++;
+}
+
+/* An RDMA READ in random pieces, with the writer running between them. */
+static int race_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct race *r = ctx;
+	size_t done = 0;
+
+	assert_true(off + len <= r->s->arena_size);
+	while (done < len) {
+		size_t n = 1 + (size_t)rand_r(&r->seed) % (len - done);
+
+		memcpy((char *)buf + done, r->s->arena + off + done, n);
+		done += n;
+		if (r->budget && rand_r(&r->seed) % 3 == 0) {
+			r->budget--;
+			race_write(r);
+		}
+	}
+	return 0;
+}
+
+static void test_torn_reads_detected(void **state)
+{
+	struct store *s = *state;
+	struct race r = { .s = s, .seed = 1 };
+	struct mrrcd_remote rem;
+	struct mrrcd_remote_item it;
+	unsigned int i, hits = 0, misses = 0;
+	char *buf = malloc(MRRCD_ITEM_MAX);
+
+	assert_non_null(buf);
+	assert_int_equal(mrrcd_remote_open(&rem, race_read, &r), 0);
+	for (i = 0; i < 20000; i++) {
+		int err;
+
+		r.budget = 3;
+		err = mrrcd_remote_get(&rem, "key", 3, buf, MRRCD_ITEM_MAX,
+				       100, &it);
+		if (err == -ENOENT) {
+			misses++;
+			continue;
+		}
+		assert_int_equal(err, 0);
+		assert_true(value_ok(it.value, it.value_len));
+		hits++;
+	}
+	/* Both outcomes happened, and races were caught, not returned. */
+	assert_true(hits > 1000);
+	assert_true(misses > 0);
+	assert_true(rem.retries > 100);
+	assert_true(r.writes > 10000);
+	free(buf);
+}
+
+static int plain_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct store *s = ctx;
+
+	memcpy(buf, s->arena + off, len);
+	return 0;
+}
+
+static void test_remote_reader(void **state)
+{
+	struct store *s = *state;
+	struct mrrcd_remote rem;
+	struct mrrcd_remote_item it;
+	char *buf = malloc(MRRCD_ITEM_MAX);
+	uint64_t cas;
+
+	assert_non_null(buf);
+	assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), 0);
+	assert_int_equal(store_put(s, STORE_SET, "k", 1, "hello", 5, 3, 0, 0,
+				   &cas), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	assert_int_equal(it.value_len, 5);
+	assert_memory_equal(it.value, "hello", 5);
+	assert_int_equal(it.flags, 3);
+	assert_true(it.cas == cas);
+	assert_true((int64_t)it.slot_off == store_slot_of(s, "k", 1));
+	assert_int_equal(mrrcd_remote_get(&rem, "nope", 4, buf,
+					  MRRCD_ITEM_MAX, 1, &it), -ENOENT);
+	/* Expired by the daemon's published clock. */
+	assert_int_equal(store_put(s, STORE_SET, "t", 1, "x", 1, 0, NOW + 1,
+				   0, NULL), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "t", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	store_clock(s, NOW + 1);
+	assert_int_equal(mrrcd_remote_clock(&rem), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "t", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), -ENOENT);
+	/* A slot caught odd (mid-write) is a retry, never a value. */
+	{
+		int64_t off = store_slot_of(s, "k", 1);
+		uint64_t *ver = (uint64_t *)(s->arena + off);
+
+		(*ver)++;
+		assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf,
+						  MRRCD_ITEM_MAX, 3, &it),
+				 -EAGAIN);
+		(*ver)--;
+	}
+	/* Not an arena: refused. */
+	s->hdr->magic ^= 1;
+	assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), -EPROTO);
+	s->hdr->magic ^= 1;
+	free(buf);
+}
+
+static void test_init_limits(void **state)
+{
+	struct store s;
+
+	(void)state;
+	assert_int_equal(store_init(&s, 1 * MiB, NOW), -EINVAL);
+	assert_int_equal(store_init(&s, 2 * MiB, NOW), 0);
+	assert_true(s.npages >= 1);
+	assert_int_equal(put(&s, "k", "v"), 0);
+	store_destroy(&s);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup4, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_vectors),
+		T(test_layout),
+		T(test_set_get_delete),
+		T(test_modes),
+		T(test_incr_decr),
+		T(test_expiry),
+		T(test_flush),
+		T(test_limits),
+		T(test_eviction_limit),
+		T(test_page_moves),
+		T(test_probe_window),
+		T(test_slot_version_checksum),
+		T(test_torn_reads_detected),
+		T(test_remote_reader),
+		cmocka_unit_test(test_init_limits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
