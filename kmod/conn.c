@@ -829,31 +829,42 @@ int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q)
 }
 
 /**
- * mrrc_conn_list() - the CONN_QUERY answers of a context's connections
+ * mrrc_conn_list() - CONN_QUERY answers of a context's connections
  * @ctx: the context (a reference held; ctx->lock not held)
- * @q: room for @max answers, in the order of the connections' ids
- * @max: how many fit
- * @total: set to the number of connections and listeners
+ * @start: the first connection id to look at
+ * @q: receives up to @max answers, in id order
+ * @max: room in @q
+ * @next: set past the id of the last answer
+ * @total: if not NULL, set to the number of connections and listeners
  *
- * Return: 0, or -EINTR if a fatal signal came while waiting for ctx->lock.
+ * A chunk at a time, so that neither the work under ctx->lock nor the
+ * buffer depends on the caller's count.
+ *
+ * Return: the number of answers in @q, or -EINTR on a fatal signal.
  */
-int mrrc_conn_list(struct mrrc_ctx *ctx, struct mrrc_conn_query *q,
-		   unsigned int max, unsigned int *total)
+int mrrc_conn_list(struct mrrc_ctx *ctx, unsigned long start,
+		   struct mrrc_conn_query *q, unsigned int max,
+		   unsigned long *next, unsigned int *total)
 {
 	struct mrrc_conn *conn;
-	unsigned long id;
 	unsigned int n = 0;
+	unsigned long id;
 
 	if (mutex_lock_killable(&ctx->lock))
 		return -EINTR;
-	xa_for_each(&ctx->conns, id, conn) {
-		if (n < max) {
-			q[n].size = sizeof(*q);
-			mrrc_conn_fill(conn, &q[n]);
-		}
+	xa_for_each_start(&ctx->conns, id, conn, start) {
+		if (n == max)
+			break;
+		q[n].size = sizeof(*q);
+		mrrc_conn_fill(conn, &q[n]);
 		n++;
+		*next = id + 1;
+	}
+	if (total) {
+		*total = 0;
+		xa_for_each(&ctx->conns, id, conn)
+			(*total)++;
 	}
 	mutex_unlock(&ctx->lock);
-	*total = n;
-	return 0;
+	return n;
 }

@@ -348,8 +348,9 @@ int mrrc_conn_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd);
 int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 		  struct mrrc_conn_cmd *cmd);
 int mrrc_conn_info(struct mrrc_ctx *ctx, struct mrrc_conn_query *q);
-int mrrc_conn_list(struct mrrc_ctx *ctx, struct mrrc_conn_query *q,
-		   unsigned int max, unsigned int *total);
+int mrrc_conn_list(struct mrrc_ctx *ctx, unsigned long start,
+		   struct mrrc_conn_query *q, unsigned int max,
+		   unsigned long *next, unsigned int *total);
 
 /* data.c */
 int mrrc_data_init(struct mrrc_conn *conn);

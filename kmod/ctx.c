@@ -22,6 +22,8 @@
  * and erased before it is freed.
  */
 static DEFINE_XARRAY_ALLOC1(mrrc_ctxs);
+/* Ids are handed out cyclically: a listed id names one context for long. */
+static u32 mrrc_ctx_next_id;
 
 struct mrrc_ctx *mrrc_ctx_create(void)
 {
@@ -30,7 +32,13 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return NULL;
-	if (xa_alloc(&mrrc_ctxs, &ctx->id, ctx, xa_limit_31b, GFP_KERNEL)) {
+	/*
+	 * Only the id is reserved here (a NULL entry, which lookups skip):
+	 * the context is published by the xa_store() below, once a lister
+	 * may take a reference and lock it.
+	 */
+	if (xa_alloc_cyclic(&mrrc_ctxs, &ctx->id, NULL, xa_limit_31b,
+			    &mrrc_ctx_next_id, GFP_KERNEL) < 0) {
 		kfree(ctx);
 		return NULL;
 	}
@@ -46,6 +54,13 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 	ctx->pid = task_tgid_vnr(current);
 	ctx->tgid = get_pid(task_tgid(current));
 	ctx->uid = current_euid();
+	/* Storing over the reserved slot allocates nothing. */
+	if (xa_is_err(xa_store(&mrrc_ctxs, ctx->id, ctx, GFP_KERNEL))) {
+		put_pid(ctx->tgid);
+		xa_erase(&mrrc_ctxs, ctx->id);
+		kfree(ctx);
+		return NULL;
+	}
 	atomic_inc(&mrrc_nr_ctx);
 	return ctx;
 }
@@ -378,6 +393,9 @@ int mrrc_ctx_list(struct mrrc_ctx_list *cl)
 		mrrc_ctx_put(ctx);
 		if (ret)
 			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
 		id++;
 	}
 	cl->count = n;

@@ -510,7 +510,6 @@ static int mrrc_cmd_unexport(struct mrrc_ucmd *ucmd)
 	return mrrc_export_revoke(ucmd->ctx, ucmd->cmd);
 }
 
-/* The id a failed LISTEN or CONNECT would have had is never reported. */
 /* The first revisions of the list entries. */
 #define MRRC_CTX_INFO_SIZE_V1 offsetofend(struct mrrc_ctx_info, hits)
 #define MRRC_CONN_QUERY_SIZE_V1 offsetofend(struct mrrc_conn_query, ctrl_recv)
@@ -526,12 +525,16 @@ static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
 	return mrrc_ctx_list(cl);
 }
 
+/* Answers copied out per round of CONN_LIST: a fixed buffer, short holds. */
+#define MRRC_CONN_LIST_CHUNK 32
+
 static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 {
 	struct mrrc_conn_list *ll = ucmd->cmd;
-	struct mrrc_conn_query *q = NULL;
+	unsigned int done = 0, total = 0;
+	struct mrrc_conn_query *q;
+	unsigned long next = 0;
 	struct mrrc_ctx *ctx;
-	unsigned int total, n;
 	int ret;
 
 	if (ll->flags)
@@ -543,27 +546,54 @@ static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 	ctx = mrrc_ctx_get_visible(ucmd->ctx, ll->ctx);
 	if (!ctx)
 		return -ENOENT;
-	/* No more than the context may have: max_conns is capped. */
-	n = min(ll->count, READ_ONCE(mrrc_max_conns));
-	if (n) {
-		q = kvcalloc(n, sizeof(*q), GFP_KERNEL_ACCOUNT);
-		if (!q) {
-			ret = -ENOMEM;
+	q = kcalloc(MRRC_CONN_LIST_CHUNK, sizeof(*q), GFP_KERNEL);
+	if (!q) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * The list may change between rounds: what is written is always
+	 * min(count in, count out) answers.  A list that ended before the
+	 * caller's room did reports what was written; a caller whose room
+	 * filled up learns how many there are now.
+	 */
+	for (;;) {
+		unsigned int want = min(ll->count - done, MRRC_CONN_LIST_CHUNK);
+		bool last = ll->count - done <= MRRC_CONN_LIST_CHUNK;
+
+		ret = mrrc_conn_list(ctx, next, q, want, &next,
+				     last ? &total : NULL);
+		if (ret < 0)
+			goto out;
+		if (mrrc_copy_records(ll->entries + (u64)done * ll->entry_size,
+				      ll->entry_size, q, sizeof(*q), ret)) {
+			ret = -EFAULT;
 			goto out;
 		}
+		done += ret;
+		if (ret < want) {
+			total = done;
+			break;
+		}
+		if (last) {
+			total = max(total, done);
+			break;
+		}
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out;
+		}
+		cond_resched();
 	}
-	ret = mrrc_conn_list(ctx, q, n, &total);
-	if (ret)
-		goto out;
-	ret = mrrc_copy_records(ll->entries, ll->entry_size, q, sizeof(*q),
-				min(n, total));
 	ll->count = total;
+	ret = 0;
 out:
-	kvfree(q);
+	kfree(q);
 	mrrc_ctx_put(ctx);
 	return ret;
 }
 
+/* The id a failed LISTEN or CONNECT would have had is never reported. */
 static void mrrc_cmd_conn_abort(struct mrrc_ucmd *ucmd)
 {
 	struct mrrc_conn_cmd destroy = {

@@ -33,6 +33,9 @@
  *   f->lock              spinlock      FRWR pool lists (frwr.c)
  *   conn->lock           spinlock, bh  a connection's data path (conn.h)
  *   ctx->done_lock       spinlock, bh  completions ready for POLL
+ *   mrrc_ctxs' xa_lock   spinlock      every context by id (ctx.c); taken
+ *                                      alone, to look a context up and
+ *                                      take a reference, and to erase it
  *
  * Pairs that occur:
  *   ctx->lock -> mrrc_devices_lock -> dev->lock      bind, queries

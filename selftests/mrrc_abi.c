@@ -67,6 +67,22 @@ static void prep_ctx_query(int fd, void *buf)
 	mrrc_bind(fd, RXE_DEV, NULL);
 }
 
+static void prep_ctx_list(int fd, void *buf)
+{
+	struct mrrc_ctx_list *cl = buf;
+
+	(void)fd;
+	cl->entry_size = sizeof(struct mrrc_ctx_info);
+}
+
+static void prep_conn_list(int fd, void *buf)
+{
+	struct mrrc_conn_list *ll = buf;
+
+	(void)fd;
+	ll->entry_size = sizeof(struct mrrc_conn_query);
+}
+
 FIXTURE(cmd) {
 	int fd;
 	unsigned char *buf;
@@ -124,6 +140,24 @@ FIXTURE_VARIANT_ADD(cmd, ctx_query) {
 	.min_size = sizeof(struct mrrc_ctx_query),
 	.reserved_off = offsetof(struct mrrc_ctx_query, __reserved),
 	.prepare = prep_ctx_query,
+};
+
+FIXTURE_VARIANT_ADD(cmd, ctx_list) {
+	.name = "MRRC_IOC_CTX_LIST",
+	.ioc = MRRC_IOC_CTX_LIST,
+	.size = sizeof(struct mrrc_ctx_list),
+	.min_size = sizeof(struct mrrc_ctx_list),
+	.reserved_off = -1,
+	.prepare = prep_ctx_list,
+};
+
+FIXTURE_VARIANT_ADD(cmd, conn_list) {
+	.name = "MRRC_IOC_CONN_LIST",
+	.ioc = MRRC_IOC_CONN_LIST,
+	.size = sizeof(struct mrrc_conn_list),
+	.min_size = sizeof(struct mrrc_conn_list),
+	.reserved_off = offsetof(struct mrrc_conn_list, __reserved),
+	.prepare = prep_conn_list,
 };
 
 FIXTURE_SETUP(cmd)
@@ -328,6 +362,40 @@ TEST(dev_list_bad_entries)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(-EFAULT, raw_ioctl(fd, MRRC_IOC_DEV_LIST, &dl));
+	close(fd);
+}
+
+/*
+ * CTX_LIST: entry_size below the first revision is refused, entries that
+ * cannot be written give EFAULT, a larger entry gets a zeroed tail, and
+ * the caller's own context is listed with its id.
+ */
+TEST(ctx_list_errors)
+{
+	struct mrrc_ctx_list cl = { .size = sizeof(cl), .count = 1 };
+	struct mrrc_ctx_info info[2];
+	unsigned char *tail = (unsigned char *)info + sizeof(info[0]);
+	int fd = mrrc_open(0);
+
+	ASSERT_LE(0, fd);
+	cl.entries = (uintptr_t)info;
+	cl.entry_size = offsetof(struct mrrc_ctx_info, hits);
+	ASSERT_EQ(-EINVAL, raw_ioctl(fd, MRRC_IOC_CTX_LIST, &cl));
+
+	memset(info, 0xa5, sizeof(info));
+	cl.entry_size = sizeof(info[0]) + 32;
+	cl.count = 1;
+	ASSERT_EQ(0, raw_ioctl(fd, MRRC_IOC_CTX_LIST, &cl));
+	ASSERT_LE(1, cl.count);
+	ASSERT_NE(0, info[0].id);
+	for (int i = 0; i < 32; i++)
+		ASSERT_EQ(0, tail[i]);
+	ASSERT_EQ(0xa5, tail[32]);
+
+	cl.entry_size = sizeof(info[0]);
+	cl.count = 4;
+	cl.entries = 8;
+	ASSERT_EQ(-EFAULT, raw_ioctl(fd, MRRC_IOC_CTX_LIST, &cl));
 	close(fd);
 }
 

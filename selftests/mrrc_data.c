@@ -2080,6 +2080,51 @@ TEST(max_conns_per_context)
 	close(sfd);
 }
 
+/*
+ * CONN_LIST reads a context's list 32 at a time: 70 listeners come back
+ * whole, in id order, through any room; with room for fewer the count
+ * still says 70; lowering max_conns afterwards changes nothing of that.
+ */
+TEST(conn_list_across_rounds)
+{
+	int fd = open_bound(RXE_DEV);
+	struct mrrc_conn_query q[80];
+	uint32_t lis[70], prev = 0;
+	char old[32];
+	unsigned int n, i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 70; i++) {
+		struct sockaddr_in sin = vm_addr(next_port());
+
+		ASSERT_EQ(0, mrrc_listen(fd, (struct sockaddr *)&sin, 1, i,
+					 &lis[i]));
+	}
+	n = 80;
+	ASSERT_EQ(0, mrrc_conn_list(fd, 0, q, &n));
+	ASSERT_EQ(70, n);
+	for (i = 0; i < 70; i++) {
+		EXPECT_GT(q[i].id, prev);
+		prev = q[i].id;
+		EXPECT_EQ(MRRC_CONN_LISTENING, q[i].state);
+	}
+	memset(q, 0xa5, sizeof(q));
+	n = 33;
+	ASSERT_EQ(0, mrrc_conn_list(fd, 0, q, &n));
+	EXPECT_EQ(70, n);
+	EXPECT_EQ(sizeof(q[0]), q[32].size);
+	EXPECT_EQ(0xa5a5a5a5, q[33].size);
+
+	ASSERT_EQ(0, param_rw("max_conns", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_conns", (char *)"1", 0, 1));
+	n = 70;
+	EXPECT_EQ(0, mrrc_conn_list(fd, 0, q, &n));
+	EXPECT_EQ(70, n);
+	EXPECT_EQ(sizeof(q[0]), q[69].size);
+	ASSERT_EQ(0, param_rw("max_conns", old, 0, 1));
+	close(fd);
+}
+
 /* Wait for event @ev on @fd, skipping other events: its conn, or -err. */
 static int wait_event_skip(int fd, int ev)
 {
