@@ -109,8 +109,10 @@ check "memccp and memccat copy a file through mrrcd" \
 	mrrcd_run -- bash -c mrrcd_memccp
 check "pymemcache's API against mrrcd" \
 	mrrcd_run -m 16 -- "$mrrcd_t/pymemcache_api.py"
-check "hostile clients: long lines, bad lengths, junk, fuzz, half-close, kill, stuck reader" \
+check "hostile clients: long lines, bad lengths, junk, fuzz, half-close, kill, stuck reader, 8 MB multi-get" \
 	mrrcd_run -m 64 -- "$mrrcd_t/hostile.py"
+check "20000 pipelined flush_all noreply: lazy, another client served meanwhile" \
+	mrrcd_run -m 64 -- "$mrrcd_t/hostile.py" flush
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \

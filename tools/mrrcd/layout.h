@@ -29,7 +29,8 @@
  *   slot.item_off != 0, slot.key_hash == h,
  *   item.version == slot.version, item.hdr_sum and item.data_sum match,
  *   item.key == key, 64 + key_len + value_len == slot.item_len,
- *   item.exptime is 0 or later than hdr.clock;
+ *   item.exptime is 0 or later than hdr.clock,
+ *   and flush_all has not covered the item (mrrcd_flushed() below);
  *
  * anything else on a slot whose key_hash matches means "torn: read again".
  * Versions are unique for the arena's lifetime (2 * a fresh CAS number), so
@@ -42,7 +43,7 @@
 #include <stdint.h>
 
 #define MRRCD_ARENA_MAGIC	0x31564b444352524dULL	/* "MRRCDKV1" in memory */
-#define MRRCD_LAYOUT_VERSION	1
+#define MRRCD_LAYOUT_VERSION	2	/* 2: oldest_cas, oldest_live */
 #define MRRCD_HDR_SIZE		4096u
 #define MRRCD_SLOT_SIZE		64u
 #define MRRCD_ITEM_HDR_SIZE	64u
@@ -62,7 +63,10 @@
 #error "mrrcd's arena format is little-endian"
 #endif
 
-/* The first page of the arena; written once at start, clock every second. */
+/*
+ * The first page of the arena; written once at start, then the clock every
+ * second and the flush state (oldest_cas, oldest_live) at each flush_all.
+ */
 struct mrrcd_arena_hdr {
 	uint64_t magic;		/* MRRCD_ARENA_MAGIC */
 	uint32_t layout_version;	/* MRRCD_LAYOUT_VERSION */
@@ -80,7 +84,21 @@ struct mrrcd_arena_hdr {
 	uint32_t nclasses;	/* entries of class_size[] in use */
 	uint64_t hash_seed;	/* MRRCD_HASH_SEED */
 	uint64_t clock;		/* the daemon's unix time, for exptime checks */
-	uint64_t reserved[5];
+	/*
+	 * flush_all, as memcached's settings of the same names, checked
+	 * lazily by the daemon and by readers alike (mrrcd_flushed()): an
+	 * item whose cas is below oldest_cas is gone (flush_all: the next
+	 * CAS at the time); so is one stored at or before oldest_live once
+	 * clock is past it (flush_all N: the deadline - 1, 0 if none).
+	 * oldest_cas only grows: when the clock passes oldest_live the
+	 * daemon raises it too, so that a later flush_all replacing
+	 * oldest_live brings nothing back.  clock, oldest_cas and
+	 * oldest_live are contiguous: one READ refreshes them.
+	 */
+	uint64_t oldest_cas;
+	uint32_t oldest_live;
+	uint32_t reserved0;
+	uint64_t reserved[3];
 	uint32_t class_size[MRRCD_MAX_CLASSES];	/* chunk bytes per class */
 };
 
@@ -120,13 +138,33 @@ struct mrrcd_item {
 	uint64_t hdr_sum;	/* hash64 of bytes [0, 56) */
 };
 
+/*
+ * Whether flush_all covers an item of this cas and store time, by a
+ * header's oldest_cas, oldest_live and clock: the same rule for the daemon
+ * and for remote readers.
+ */
+static inline int mrrcd_flushed(uint64_t cas, uint32_t stored,
+				uint64_t oldest_cas, uint32_t oldest_live,
+				uint64_t clock)
+{
+	return cas < oldest_cas ||
+	       (oldest_live && clock > oldest_live && stored <= oldest_live);
+}
+
 #define MRRCD_SLOT_SUM_BYTES	offsetof(struct mrrcd_slot, checksum)
 #define MRRCD_ITEM_SUM_BYTES	offsetof(struct mrrcd_item, hdr_sum)
 
 _Static_assert(sizeof(struct mrrcd_arena_hdr) <= MRRCD_HDR_SIZE,
 	       "arena header fits its page");
+_Static_assert(offsetof(struct mrrcd_arena_hdr, clock) == 80,
+	       "arena header layout");
+_Static_assert(offsetof(struct mrrcd_arena_hdr, oldest_cas) == 88 &&
+	       offsetof(struct mrrcd_arena_hdr, oldest_live) == 96 &&
+	       offsetof(struct mrrcd_arena_hdr, reserved0) == 100,
+	       "clock and flush state contiguous, read together");
 _Static_assert(offsetof(struct mrrcd_arena_hdr, class_size) == 128,
 	       "arena header layout");
+_Static_assert(offsetof(struct mrrcd_item, stored) == 36, "item layout");
 _Static_assert(sizeof(struct mrrcd_slot) == MRRCD_SLOT_SIZE, "slot size");
 _Static_assert(offsetof(struct mrrcd_slot, access_count) == 8,
 	       "FETCH_AND_ADD target at offset 8");

@@ -223,9 +223,18 @@ static void conn_linger(struct daemon *d, struct conn *cn)
 /*
  * Move a connection on as far as it goes without blocking: read, answer,
  * write, a bounded number of rounds so that one busy peer cannot starve
- * the others.  Whatever a round reads it also answers, so nothing is left
- * in our buffer waiting for an event that will not come; what is left in
- * the socket, level-triggered epoll reports again.
+ * the others.  Whatever a round reads it also answers unless the reply is
+ * blocked (MC_BLOCKED: output above the high-water mark), so the only work
+ * that can be left in our buffers is a blocked reply and the input queued
+ * behind it; what is left in the socket, level-triggered epoll reports
+ * again.
+ *
+ * A blocked reply keeps EPOLLOUT armed even when everything queued so far
+ * has been written, which is how the last round can end: the rounds ran
+ * out, not the work.  A socket with room reports EPOLLOUT at the next
+ * epoll_wait, so such a connection comes back for more rounds after the
+ * others that are ready, without waiting for input, and never sits with
+ * an empty mask that nothing would wake.
  */
 static void conn_service(struct daemon *d, struct conn *cn)
 {
@@ -256,7 +265,8 @@ static void conn_service(struct daemon *d, struct conn *cn)
 		if (!progress)
 			break;
 	}
-	if ((cn->closing || cn->eof) && !mc_out_pending(&cn->mc)) {
+	if ((cn->closing || cn->eof) && !mc_out_pending(&cn->mc) &&
+	    cn->res != MC_BLOCKED) {
 		if (cn->eof)
 			conn_close(d, cn);
 		else
@@ -266,7 +276,7 @@ static void conn_service(struct daemon *d, struct conn *cn)
 	want = 0;
 	if (!cn->closing && !cn->eof && cn->res == MC_WANT_INPUT)
 		want |= EPOLLIN;
-	if (mc_out_pending(&cn->mc))
+	if (mc_out_pending(&cn->mc) || cn->res == MC_BLOCKED)
 		want |= EPOLLOUT;
 	if (want != cn->events) {
 		if (ep_set(d, EPOLL_CTL_MOD, &cn->ev, want)) {

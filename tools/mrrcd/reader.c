@@ -39,8 +39,12 @@ int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
 
 int mrrcd_remote_clock(struct mrrcd_remote *r)
 {
-	return r->read(r->ctx, offsetof(struct mrrcd_arena_hdr, clock),
-		       &r->hdr.clock, sizeof(r->hdr.clock));
+	/* clock, oldest_cas, oldest_live: contiguous (layout.h), one READ. */
+	size_t from = offsetof(struct mrrcd_arena_hdr, clock);
+	size_t to = offsetof(struct mrrcd_arena_hdr, reserved0);
+
+	return r->read(r->ctx, from, (unsigned char *)&r->hdr + from,
+		       to - from);
 }
 
 static bool slot_ok(const struct mrrcd_slot *sl)
@@ -82,6 +86,10 @@ static enum verdict read_item(struct mrrcd_remote *r,
 	if (it.key_len != klen || memcmp(buf + MRRCD_ITEM_HDR_SIZE, key, klen))
 		return V_SKIP;	/* another key with the same hash */
 	if (it.exptime && it.exptime <= h->clock)
+		return V_MISS;
+	/* flush_all leaves slots in place: its record says what is gone. */
+	if (mrrcd_flushed(it.cas, it.stored, h->oldest_cas, h->oldest_live,
+			  h->clock))
 		return V_MISS;
 	out->value = (const char *)buf + MRRCD_ITEM_HDR_SIZE + klen;
 	out->value_len = it.value_len;

@@ -33,7 +33,7 @@ struct mrrcd_remote_item {
 
 /* Read and check the arena header; -EPROTO if it is not one. */
 int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx);
-/* Re-read the header's clock (for exptime checks). */
+/* Re-read the header's clock and flush state (expiry and flush checks). */
 int mrrcd_remote_clock(struct mrrcd_remote *r);
 /*
  * GET key: 0 and *it on a hit, -ENOENT on a miss, -EAGAIN after max_tries

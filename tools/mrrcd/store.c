@@ -19,6 +19,19 @@
  * chunks are written completely before a slot points at them; a slot is
  * rewritten under its seqlock; a chunk is marked free (version 0) only after
  * no slot points at it.  See layout.h for the reader's checks.
+ *
+ * flush_all is O(1), as memcached's: it records oldest_cas / oldest_live
+ * (private, and published in the arena header for readers) and every
+ * lookup treats an item they cover as gone; such items are reclaimed like
+ * expired ones, when a lookup, a full probe window, the CLOCK hand or a
+ * page move comes across them.  Nothing walks the index after start.
+ *
+ * Trust: the heap is published (exported for READ only), so its headers
+ * are the daemon's own writing; still, a field read back from it that
+ * steers a write or a length (a chunk's owning slot, its free-list link,
+ * its key and value lengths) is bound-checked against the daemon's
+ * private bookkeeping, so that a corrupted header cannot become an
+ * out-of-bounds access.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,6 +73,12 @@ static uint32_t page_of(struct store *s, uint64_t off)
 static bool expired(const struct store *s, const struct mrrcd_item *it)
 {
 	return it->exptime != 0 && it->exptime <= s->now;
+}
+
+static bool flushed(const struct store *s, const struct mrrcd_item *it)
+{
+	return mrrcd_flushed(it->cas, it->stored, s->oldest_cas,
+			     s->oldest_live, s->now);
 }
 
 static uint64_t fresh_version(struct store *s)
@@ -197,6 +216,9 @@ static void chunk_free(struct store *s, uint64_t off)
 
 	/* Readers holding a stale slot see version 0 and retry. */
 	__atomic_store_n(&it->version, 0, __ATOMIC_RELEASE);
+	/* Never a link out of the page (see chunk_pop()): leak it instead. */
+	if (rel % cm->size || rel / cm->size >= cm->per_page)
+		return;
 	it->slot = p->free_head;
 	p->free_head = (uint32_t)(rel / cm->size);
 	p->nfree++;
@@ -240,14 +262,30 @@ static uint64_t chunk_pop(struct store *s, uint32_t cls)
 	off = chunk_off(s, pg, p->free_head, cm->size);
 	it = chunk_at(s, off);
 	p->free_head = it->slot;
-	if (--p->nfree == 0)
+	/*
+	 * The link to the next free chunk lives in the heap: one out of the
+	 * page would make the next pop write outside it.  Should it ever be
+	 * bad, the page's other free chunks are given up (until the page
+	 * moves to another class and is carved again).
+	 */
+	if (--p->nfree == 0 || p->free_head >= cm->per_page) {
+		p->nfree = 0;
 		partial_del(s, cm, pg);
+	}
 	return off;
 }
 
 /* ---- unlinking items --------------------------------------------------- */
 
-enum why { WHY_DELETE, WHY_EVICT, WHY_EXPIRE, WHY_FLUSH };
+enum why { WHY_LIVE, WHY_DELETE, WHY_EVICT, WHY_EXPIRE, WHY_FLUSH };
+
+/* Why an item is to be reclaimed when found (flush_all, expiry), if it is. */
+static enum why gone(const struct store *s, const struct mrrcd_item *it)
+{
+	if (flushed(s, it))
+		return WHY_FLUSH;
+	return expired(s, it) ? WHY_EXPIRE : WHY_LIVE;
+}
 
 static void unlink_slot(struct store *s, uint32_t idx, enum why why)
 {
@@ -268,6 +306,22 @@ static void unlink_slot(struct store *s, uint32_t idx, enum why why)
 }
 
 /* ---- eviction ---------------------------------------------------------- */
+
+/*
+ * The slot owning the item in the chunk at off, if the chunk holds one:
+ * its header's slot number is used only if it is a slot and that slot,
+ * in the daemon's private copy, points back at this chunk.
+ */
+static bool chunk_owner(struct store *s, uint64_t off, uint32_t *idx)
+{
+	const struct mrrcd_item *it = chunk_at(s, off);
+
+	if (!it->version || it->slot >= s->nslots ||
+	    s->priv[it->slot].item_off != off)
+		return false;
+	*idx = it->slot;
+	return true;
+}
 
 /* One step of a class's CLOCK hand; the chunk under it, or 0. */
 static uint64_t hand_next(struct store *s, struct class_meta *cm)
@@ -298,18 +352,19 @@ static int clock_evict(struct store *s, uint32_t cls)
 	while (cm->npages && budget--) {
 		uint64_t off = hand_next(s, cm);
 		struct mrrcd_item *it;
+		enum why why;
 		uint32_t idx;
 
 		if (!off)
 			break;
-		it = chunk_at(s, off);
-		if (!it->version)
+		if (!chunk_owner(s, off, &idx))
 			continue;
-		idx = it->slot;
+		it = chunk_at(s, off);
 		if (s->priv[idx].pinned)
 			continue;
-		if (expired(s, it)) {
-			unlink_slot(s, idx, WHY_EXPIRE);
+		why = gone(s, it);
+		if (why != WHY_LIVE) {
+			unlink_slot(s, idx, why);
 			return 0;
 		}
 		if (slot_refresh(s, idx))
@@ -325,7 +380,7 @@ static int clock_evict(struct store *s, uint32_t cls)
 static int steal_from(struct store *s, uint32_t victim, uint32_t cls)
 {
 	struct class_meta *vm = &s->classes[victim];
-	uint32_t pg, tries, i;
+	uint32_t pg, tries, i, idx;
 
 	for (tries = 0; tries < vm->npages; tries++) {
 		bool busy = false;
@@ -334,21 +389,19 @@ static int steal_from(struct store *s, uint32_t victim, uint32_t cls)
 		/* Round robin: the page goes to the back either way. */
 		list_del(s, &vm->head, pg);
 		list_add_tail(s, &vm->head, pg);
-		for (i = 0; i < vm->per_page && !busy; i++) {
-			struct mrrcd_item *it =
-				chunk_at(s, chunk_off(s, pg, i, vm->size));
-
-			busy = it->version && s->priv[it->slot].pinned;
-		}
+		for (i = 0; i < vm->per_page && !busy; i++)
+			busy = chunk_owner(s, chunk_off(s, pg, i, vm->size),
+					   &idx) && s->priv[idx].pinned;
 		if (busy)
 			continue;
 		for (i = 0; i < vm->per_page; i++) {
-			struct mrrcd_item *it =
-				chunk_at(s, chunk_off(s, pg, i, vm->size));
+			uint64_t off = chunk_off(s, pg, i, vm->size);
+			enum why why;
 
-			if (it->version)
-				unlink_slot(s, it->slot, expired(s, it) ?
-					    WHY_EXPIRE : WHY_EVICT);
+			if (!chunk_owner(s, off, &idx))
+				continue;
+			why = gone(s, chunk_at(s, off));
+			unlink_slot(s, idx, why != WHY_LIVE ? why : WHY_EVICT);
 		}
 		partial_del(s, vm, pg);
 		list_del(s, &vm->head, pg);
@@ -444,7 +497,11 @@ static uint32_t home_of(struct store *s, uint64_t h)
 	return (uint32_t)(h & s->home_mask);
 }
 
-/* The slot holding key, or -ENOENT; expired items are reclaimed here. */
+/*
+ * The slot holding key, or -ENOENT; expired and flushed items are
+ * reclaimed here.  The key is compared within the item's length as the
+ * daemon recorded it, whatever the heap's header says.
+ */
 static int64_t find(struct store *s, const char *key, size_t klen,
 		    uint64_t h)
 {
@@ -453,15 +510,18 @@ static int64_t find(struct store *s, const char *key, size_t klen,
 	for (i = 0; i < MRRCD_PROBE; i++) {
 		struct slot_priv *p = &s->priv[home + i];
 		struct mrrcd_item *it;
+		enum why why;
 
 		if (!p->item_off || p->key_hash != h)
 			continue;
 		it = chunk_at(s, p->item_off);
 		if (it->key_len != klen ||
+		    MRRCD_ITEM_HDR_SIZE + klen > p->item_len ||
 		    memcmp((const char *)(it + 1), key, klen))
 			continue;
-		if (expired(s, it)) {
-			unlink_slot(s, home + i, WHY_EXPIRE);
+		why = gone(s, it);
+		if (why != WHY_LIVE) {
+			unlink_slot(s, home + i, why);
 			return -ENOENT;
 		}
 		return home + i;
@@ -481,11 +541,13 @@ static uint32_t pick_slot(struct store *s, uint64_t h)
 	for (i = 0; i < MRRCD_PROBE; i++) {
 		uint32_t idx = home + i;
 		struct slot_priv *p = &s->priv[idx];
+		enum why why;
 
 		if (p->pinned)
 			continue;
-		if (expired(s, chunk_at(s, p->item_off))) {
-			unlink_slot(s, idx, WHY_EXPIRE);
+		why = gone(s, chunk_at(s, p->item_off));
+		if (why != WHY_LIVE) {
+			unlink_slot(s, idx, why);
 			return idx;
 		}
 		slot_refresh(s, idx);
@@ -499,14 +561,24 @@ static uint32_t pick_slot(struct store *s, uint64_t h)
 	return victim;
 }
 
+/*
+ * The item of a slot.  Its lengths come from the heap's header but are
+ * kept within the item's length as the daemon recorded it (they always
+ * add up to it unless the header was corrupted), so that they never make
+ * a copy run past the chunk.
+ */
 static void view(struct store *s, uint32_t idx, struct store_item *v)
 {
-	const struct mrrcd_item *it = chunk_at(s, s->priv[idx].item_off);
+	const struct slot_priv *p = &s->priv[idx];
+	const struct mrrcd_item *it = chunk_at(s, p->item_off);
+	size_t room = p->item_len - MRRCD_ITEM_HDR_SIZE;
+	size_t klen = it->key_len < room ? it->key_len : room;
 
 	v->key = (const char *)(it + 1);
-	v->key_len = it->key_len;
-	v->value = v->key + it->key_len;
-	v->value_len = it->value_len;
+	v->key_len = klen;
+	v->value = v->key + klen;
+	v->value_len = it->value_len < room - klen ? it->value_len :
+		       room - klen;
 	v->flags = it->flags;
 	v->exptime = it->exptime;
 	v->cas = it->cas;
@@ -770,37 +842,50 @@ int store_touch(struct store *s, const char *key, size_t key_len,
 	return 0;
 }
 
-static void flush_before(struct store *s, uint32_t before, bool all)
+/* For readers: oldest_cas first, so that it never lags oldest_live. */
+static void flush_publish(struct store *s)
 {
-	uint32_t i;
-
-	for (i = 0; i < s->nslots; i++) {
-		struct slot_priv *p = &s->priv[i];
-
-		if (p->item_off && (all || chunk_at(s, p->item_off)->stored <
-				    before))
-			unlink_slot(s, i, WHY_FLUSH);
-	}
+	__atomic_store_n(&s->hdr->oldest_cas, s->oldest_cas, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->hdr->oldest_live, s->oldest_live,
+			 __ATOMIC_RELEASE);
 }
 
+/*
+ * O(1), as memcached's: record what is gone, touch no item.  Everything
+ * stored so far has a lower CAS than the next one, which covers the items
+ * stored in the current second before the flush and none stored after it.
+ * A delay sets oldest_live to the deadline - 1: items stored at or before
+ * it go once the clock passes it (memcached would take them a second
+ * early).  Either replaces a deadline still to come.
+ */
 void store_flush(struct store *s, uint32_t when)
 {
-	if (when <= s->now) {
-		s->flush_at = 0;
-		flush_before(s, 0, true);
+	if (when <= s->now || when == 1) {
+		s->oldest_cas = s->next_cas;
+		s->oldest_live = 0;
+		s->flush_pending = false;
 	} else {
-		s->flush_at = when;
+		s->oldest_live = when - 1;
+		s->flush_pending = true;
 	}
+	flush_publish(s);
 }
 
 void store_clock(struct store *s, uint32_t now)
 {
 	s->now = now;
-	__atomic_store_n(&s->hdr->clock, (uint64_t)now, __ATOMIC_RELAXED);
-	if (s->flush_at && now >= s->flush_at) {
-		flush_before(s, s->flush_at, false);
-		s->flush_at = 0;
+	if (s->flush_pending && now > s->oldest_live) {
+		/*
+		 * The first clock past the deadline: every item there is
+		 * was stored at or before oldest_live, so raising oldest_cas
+		 * covers the same items, and keeps them covered when a later
+		 * flush_all replaces oldest_live.
+		 */
+		s->oldest_cas = s->next_cas;
+		s->flush_pending = false;
+		flush_publish(s);
 	}
+	__atomic_store_n(&s->hdr->clock, (uint64_t)now, __ATOMIC_RELEASE);
 }
 
 int64_t store_slot_of(struct store *s, const char *key, size_t key_len)

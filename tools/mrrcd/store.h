@@ -52,7 +52,7 @@ struct store_stats {
 	uint64_t bytes;		/* item bytes: 64 + key + value each */
 	uint64_t evictions;	/* live items removed to make room */
 	uint64_t reclaimed;	/* expired items removed */
-	uint64_t flushed;	/* items removed by flush_all */
+	uint64_t flushed;	/* items flush_all covered, reclaimed since */
 	uint64_t page_moves;	/* slab pages given to another class */
 };
 
@@ -75,7 +75,10 @@ struct store {
 	uint64_t next_cas;
 	uint64_t tick;		/* logical clock of recency */
 	uint32_t now;		/* unix time, from store_clock() */
-	uint32_t flush_at;	/* pending flush_all deadline, 0: none */
+	/* flush_all, as published in the arena header (layout.h). */
+	uint64_t oldest_cas;
+	uint32_t oldest_live;
+	bool flush_pending;	/* oldest_live not passed yet */
 	struct store_stats st;
 };
 
@@ -102,7 +105,7 @@ enum store_mode {
 /* limit: bytes of the whole arena (index and heap); now: unix time. */
 int store_init(struct store *s, size_t limit, uint32_t now);
 void store_destroy(struct store *s);
-/* Advance the clock; runs a flush_all whose deadline has come. */
+/* Advance the clock (and a flush_all whose deadline it passes): O(1). */
 void store_clock(struct store *s, uint32_t now);
 
 /* Whether an item of this key and value length can ever be stored. */
@@ -122,7 +125,13 @@ int store_incr(struct store *s, const char *key, size_t key_len, bool decr,
 /* New exptime; it may be NULL, else it gets the item (gat). */
 int store_touch(struct store *s, const char *key, size_t key_len,
 		uint32_t exptime, struct store_item *it);
-/* Everything stored before `when` goes; when <= now: at once. */
+/*
+ * flush_all: everything stored before `when` goes when it comes; when <=
+ * now: everything stored so far, at once.  O(1): it only records this
+ * (memcached's oldest_live, oldest_cas); items it covers are invisible
+ * from then on and reclaimed as they are found.  A later call replaces a
+ * deadline that has not come yet.
+ */
 void store_flush(struct store *s, uint32_t when);
 
 /* For tests and the later export: the arena offset of a key's slot. */

@@ -3,11 +3,13 @@
 """Hostile and broken clients against mrrcd (MRRCD_PORT, MRRCD_PID): long
 lines, bad lengths, binary junk, fuzzed requests, half-closed sockets, a
 client killed in the middle of a request, a client that never reads its
-replies.  Whatever they do, the daemon keeps serving the well-behaved
-client and loses none of the data stored before.
+replies, one multi-get of 8 MB read as fast as it comes.  Whatever they
+do, the daemon keeps serving the well-behaved client and loses none of the
+data stored before.
 
     hostile.py            the whole suite
     hostile.py maxconns N the connection limit (mrrcd started with -c N)
+    hostile.py flush      20000 pipelined flush_all noreply, others served
 
 Timeouts here only keep a broken daemon from hanging the check; no result
 depends on how long anything takes."""
@@ -286,6 +288,51 @@ def rss_kib():
     raise AssertionError("no VmRSS")
 
 
+def big_value(i):
+    """200 KB that say which key they belong to, byte by byte."""
+    head = b"big-%d:" % i
+    return head + bytes((i * 7 + j) % 256 for j in range(200000 - len(head)))
+
+
+def t_big_multiget(good):
+    """One get of 40 values of 200 KB (8 MB of reply, far past the
+    output high-water mark and the rounds per event) from a client that
+    reads as fast as it can: the whole reply arrives, every value right."""
+    keys = [b"big-%d" % i for i in range(40)]
+    for i, k in enumerate(keys):
+        good.set(k, big_value(i))
+    s = connect()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    # A request queued behind the blocked reply is answered too, with no
+    # more input coming.
+    s.sendall(b"get " + b" ".join(keys) + b"\r\nversion\r\n")
+    buf = bytearray()
+    try:
+        while not (buf.endswith(b"\r\n") and b"\r\nVERSION " in buf[-64:]):
+            d = s.recv(1 << 20)
+            if not d:
+                raise AssertionError("closed after %d bytes" % len(buf))
+            buf += d
+    except socket.timeout:
+        raise AssertionError("multi-get reply stalled after %d bytes"
+                             % len(buf))
+    pos = 0
+    for i, k in enumerate(keys):
+        v = big_value(i)
+        head = b"VALUE %s 0 %d\r\n" % (k, len(v))
+        assert buf[pos:pos + len(head)] == head, (i, bytes(buf[pos:pos + 80]))
+        pos += len(head)
+        assert buf[pos:pos + len(v)] == v, "value of %r differs" % k
+        pos += len(v)
+        assert buf[pos:pos + 2] == b"\r\n"
+        pos += 2
+    assert buf[pos:pos + 5] == b"END\r\n", bytes(buf[pos:pos + 80])
+    assert buf[pos + 5:].startswith(b"VERSION "), bytes(buf[pos:pos + 80])
+    s.close()
+    for k in keys:
+        assert request(good.s, b"delete %s\r\n" % k) == b"DELETED\r\n"
+
+
 def t_many_connections(good):
     socks = [connect() for _ in range(100)]
     for i, s in enumerate(socks):
@@ -302,7 +349,7 @@ def suite():
         good.set(b"keep-%d" % i, value_of(i))
     for t in (t_long_lines, t_bad_lengths, t_binary_junk, t_fuzz,
               t_half_close, t_killed_client, t_stuck_reader,
-              t_many_connections):
+              t_big_multiget, t_many_connections):
         t(good)
         alive()
         print("hostile: %s: ok" % t.__name__)
@@ -311,6 +358,47 @@ def suite():
     assert int(st["curr_connections"]) >= 1
     print("hostile: all stored data intact, %s connections served"
           % st["total_connections"])
+
+
+def flush_storm(n=20000):
+    """n pipelined "flush_all noreply" (each O(1): nothing walks the
+    index) while another client is served; then the data is gone and the
+    store works.  Only behaviour is checked, never how long it took."""
+    import threading
+    good = Good()
+    good.set(b"before", b"x" * 100)
+    flushes = int(good.stats()["cmd_flush"])
+    storm = connect()
+    errors = []
+
+    def send():
+        try:
+            storm.sendall(b"flush_all noreply\r\n" * n + b"version\r\n")
+        except OSError as e:
+            errors.append(e)
+    sender = threading.Thread(target=send)
+    sender.start()
+    other = connect()
+    for _ in range(20):
+        assert request(other, b"version\r\n").startswith(b"VERSION ")
+    # Nothing but the version's reply: every flush_all was noreply.
+    r = read_until(storm, b"\r\n")
+    assert r.startswith(b"VERSION ") and r.count(b"\r\n") == 1, r
+    sender.join()
+    assert not errors, errors
+    st = good.stats()
+    assert int(st["cmd_flush"]) == flushes + n
+    # Lazy, as memcached's: the item is reclaimed when found, not before.
+    assert st["flushed_items"] == "0" and st["curr_items"] == "1", st
+    assert good.get(b"before") is None
+    st = good.stats()
+    assert st["flushed_items"] == "1" and st["curr_items"] == "0", st
+    good.set(b"after", b"y")
+    assert good.get(b"after") == b"y"
+    assert request(other, b"version\r\n").startswith(b"VERSION ")
+    for s in (storm, other, good.s):
+        s.close()
+    print("hostile: %d pipelined flush_all noreply: done, others served" % n)
 
 
 def maxconns(n):
@@ -348,6 +436,8 @@ if __name__ == "__main__":
     try:
         if len(sys.argv) == 3 and sys.argv[1] == "maxconns":
             maxconns(int(sys.argv[2]))
+        elif len(sys.argv) == 2 and sys.argv[1] == "flush":
+            flush_storm()
         else:
             suite()
     except AssertionError:

@@ -240,6 +240,106 @@ static void test_flush(void **state)
 	assert_true(present(s, "c"));
 }
 
+static int plain_read(void *ctx, uint64_t off, void *buf, size_t len);
+
+/*
+ * flush_all is O(1): it records when (memcached's oldest_live and
+ * oldest_cas) and touches no slot; items it covers are invisible at once
+ * to the daemon and to a one-sided reader, and reclaimed when found.
+ */
+static void test_flush_lazy(void **state)
+{
+	struct store *s = *state;
+	char key[32], *buf = malloc(MRRCD_ITEM_MAX);
+	const struct mrrcd_slot *sl;
+	struct mrrcd_remote rem;
+	struct mrrcd_remote_item it;
+	uint64_t version, flushed;
+	unsigned int i;
+	int64_t off;
+
+	assert_non_null(buf);
+	assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), 0);
+	for (i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "f%u", i);
+		assert_int_equal(put(s, key, key), 0);
+	}
+	off = store_slot_of(s, "f7", 2);
+	assert_true(off > 0);
+	sl = (const struct mrrcd_slot *)(s->arena + off);
+	version = sl->version;
+	assert_int_equal(mrrcd_remote_get(&rem, "f7", 2, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+
+	/* Many flushes walk nothing: no slot is rewritten, none reclaimed. */
+	for (i = 0; i < 20000; i++)
+		store_flush(s, 0);
+	assert_int_equal(s->st.flushed, 0);
+	assert_int_equal(s->st.curr_items, 1000);
+	assert_true(sl->version == version && sl->item_off);
+	/* ...yet the reader, with the header as published now, misses... */
+	assert_int_equal(mrrcd_remote_clock(&rem), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "f7", 2, buf, MRRCD_ITEM_MAX,
+					  1, &it), -ENOENT);
+	/* ...and so does the daemon, which reclaims what it finds. */
+	assert_false(present(s, "f7"));
+	assert_int_equal(s->st.flushed, 1);
+	assert_int_equal(s->st.curr_items, 999);
+	assert_true(sl->version != version && !sl->item_off);
+	for (i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "f%u", i);
+		assert_false(present(s, key));
+		assert_int_equal(store_put(s, STORE_ADD, key, strlen(key), "a",
+					   1, 0, 0, 0, NULL), 0);
+	}
+	assert_int_equal(s->st.flushed, 1000);
+	/* Stored again in the same second as the flush: visible. */
+	assert_value(s, "f7", "a");
+	assert_int_equal(mrrcd_remote_get(&rem, "f7", 2, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	assert_memory_equal(it.value, "a", 1);
+	/* Unread flushed items make room like expired ones. */
+	assert_int_equal(put(s, "x", "1"), 0);
+	store_flush(s, 0);
+	flushed = s->st.flushed;
+	assert_int_equal(put(s, "x", "2"), 0);
+	assert_value(s, "x", "2");
+	assert_int_equal(s->st.flushed, flushed + 1);
+
+	/* Delayed: items stored before the deadline go when it comes. */
+	assert_int_equal(put(s, "d1", "1"), 0);
+	store_flush(s, NOW + 10);
+	store_clock(s, NOW + 9);
+	assert_int_equal(put(s, "d2", "2"), 0);
+	assert_int_equal(mrrcd_remote_clock(&rem), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "d1", 2, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	assert_true(present(s, "d1"));
+	assert_true(present(s, "d2"));
+	store_clock(s, NOW + 10);
+	assert_int_equal(mrrcd_remote_clock(&rem), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "d2", 2, buf, MRRCD_ITEM_MAX,
+					  1, &it), -ENOENT);
+	assert_int_equal(put(s, "d3", "3"), 0);
+	assert_false(present(s, "d1"));
+	assert_false(present(s, "d2"));
+	assert_true(present(s, "d3"));
+	/* A later delayed flush does not bring the flushed items back. */
+	assert_int_equal(put(s, "d4", "4"), 0);
+	store_flush(s, NOW + 100);
+	store_clock(s, NOW + 11);
+	assert_false(present(s, "x"));
+	assert_true(present(s, "d3"));
+	assert_true(present(s, "d4"));
+	/* flush_all with no delay cancels a pending one, as memcached's. */
+	store_flush(s, 0);
+	assert_int_equal(put(s, "d5", "5"), 0);
+	store_clock(s, NOW + 200);
+	assert_false(present(s, "d4"));
+	assert_true(present(s, "d5"));
+	free(buf);
+}
+
 static void test_limits(void **state)
 {
 	struct store *s = *state;
@@ -308,6 +408,55 @@ static void test_eviction_limit(void **state)
 	/* The latest items are there. */
 	snprintf(key, sizeof(key), "fill%u", n - 1);
 	assert_true(present(s, key));
+}
+
+/*
+ * Item headers are read back from the heap; corrupted ones must not steer
+ * a write or a copy out of bounds (ASan and valgrind runs check that).
+ */
+static void test_heap_header_bounds(void **state)
+{
+	struct store *s = *state;
+	char key[32], val[1000], *large = malloc(300000);
+	struct mrrcd_item *it;
+	struct store_item v;
+	unsigned int i;
+	int64_t off;
+
+	assert_non_null(large);
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	memset(large, 'L', 300000);
+	assert_int_equal(put(s, "len", "value"), 0);
+	assert_int_equal(put(s, "own", val), 0);
+	off = store_slot_of(s, "len", 3);
+	it = (struct mrrcd_item *)(s->arena +
+				   ((struct mrrcd_slot *)(s->arena + off))->item_off);
+	it->value_len = UINT32_MAX;
+	assert_int_equal(store_get(s, "len", 3, &v), 0);
+	assert_int_equal(v.value_len, 5);
+	assert_memory_equal(v.value, "value", 5);
+	/* An owning slot far out of the index: the CLOCK hand and page
+	 * moves pass over the chunk without following it. */
+	off = store_slot_of(s, "own", 3);
+	it = (struct mrrcd_item *)(s->arena +
+				   ((struct mrrcd_slot *)(s->arena + off))->item_off);
+	it->slot = UINT32_MAX - 7;
+	for (i = 0; i < 20000; i++) {
+		snprintf(key, sizeof(key), "fill%u", i);
+		assert_int_equal(put(s, key, val), 0);
+	}
+	assert_true(s->st.evictions > 0);
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "L%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key),
+					   large, 300000, 0, 0, 0, NULL), 0);
+		assert_true(present(s, key));
+	}
+	assert_true(s->st.page_moves > 0);
+	assert_int_equal(put(s, "after", "ok"), 0);
+	assert_value(s, "after", "ok");
+	free(large);
 }
 
 /* Classes take pages from each other when the sizes people store change. */
@@ -601,9 +750,11 @@ int main(void)
 		T(test_incr_decr),
 		T(test_expiry),
 		T(test_flush),
+		T(test_flush_lazy),
 		T(test_limits),
 		T(test_eviction_limit),
 		T(test_page_moves),
+		T(test_heap_header_bounds),
 		T(test_probe_window),
 		T(test_slot_version_checksum),
 		T(test_torn_reads_detected),
