@@ -84,7 +84,7 @@ KMOD_SRCS := Kbuild VERSION $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
 	vm vm-pair run check check-full check-fresh bench benches fuzz debug-kernel \
 	examples no-module install-lib install uninstall dkms-install clean help \
-	print-kvers print-version FORCE \
+	print-kvers print-version docs bench-tables FORCE \
 	$(addprefix do-,$(DEPS_FIRST))
 
 # Plain `make` installs nothing: the selftests (which need the kselftest
@@ -117,6 +117,8 @@ help:
 	@echo "make bench [BENCH=name]  benchmarks in the VM -> build/bench/<name>.jsonl"
 	@echo "make check-full     make check plus the two-VM suites and a longer fuzz run on the debug kernel"
 	@echo "make check-fresh    the README's two commands in a fresh debootstrap root"
+	@echo "make docs           Documentation as HTML with figures -> build/doc/"
+	@echo "make bench-tables   benchmarks.rst's tables from Documentation/data/"
 	@echo "make fuzz [SECONDS=60 SEED=1 FUZZ_KVER=debug]  the ioctl fuzzer in the VM"
 	@echo "make debug-kernel   build the debug guest kernel (cached in /var/cache/mrrc)"
 	@echo "make deps           install Debian packages, extract harness/checkpatch"
@@ -212,6 +214,11 @@ $(B)/bench-bin/%: tools/bench/%.c $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
 $(B)/bench-bin/%: tools/bench/%.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
+
+# BENCH=peers measures UCX too: Debian's libucx-dev (tools/deps.sh).
+$(B)/bench-bin/bench_peers: tools/bench/bench_peers.c $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c $(B)/lib/libmrrc.a -lucp -lucs
 
 benches: $(BENCHES)
 
@@ -325,6 +332,28 @@ do-fuzz:
 # of this repository's HEAD in it, and `make run` and `make check` there.
 check-fresh:
 	@tools/check-fresh.sh
+
+# ---- documentation ---------------------------------------------------------
+
+# Documentation/*.rst as HTML in build/doc/, with the figures drawn from the
+# measured data in Documentation/data/ (tools/bench/plot-bench.sh) and, if
+# `make bench BENCH=trace` has run, the trace evaluation's.  The figures are
+# build products, never committed.
+DOC_RST := $(filter-out Documentation/index.rst,$(wildcard Documentation/*.rst))
+docs:
+	@mkdir -p $(B)/doc/figures
+	@tools/bench/plot-bench.sh Documentation/data $(B)/doc/figures > /dev/null
+	@if [ -s $(B)/bench/trace.jsonl ]; then tools/bench/plot-trace.sh > /dev/null && \
+		cp $(B)/bench/figures/*.png $(B)/doc/figures/; fi
+	@for f in $(DOC_RST); do \
+		python3 -m docutils --halt=warning $$f $(B)/doc/$$(basename $$f .rst).html || exit 1; \
+	done
+	@echo "docs: $(B)/doc/*.html, figures in $(B)/doc/figures/"
+
+# The tables of benchmarks.rst, rewritten from Documentation/data/*.jsonl
+# (copy build/bench/<name>.jsonl there after `make bench` to update them).
+bench-tables:
+	@tools/bench/bench-tables.py
 
 # ---- install --------------------------------------------------------------
 

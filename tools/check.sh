@@ -41,23 +41,7 @@ section() {	# section TITLE: report how long the previous one took
 	mark=$now
 	echo "== $1"
 }
-result() {	# result PASS|FAIL|SKIP name [log]
-	case $1 in
-	PASS) pass=$((pass + 1)) ;;
-	FAIL) fail=$((fail + 1)) ;;
-	SKIP) skip=$((skip + 1)) ;;
-	esac
-	echo "$1 $2"
-	if [ "$1" = FAIL ] && [ -n "${3:-}" ]; then
-		tail -40 "$3" | sed 's/^/    /'
-	fi
-}
-# check name command...: PASS if the command exits 0, FAIL otherwise.
-check() {
-	local name=$1 log="$L/${1//[\/: ]/_}.log"
-	shift
-	if "$@" > "$log" 2>&1; then result PASS "$name"; else result FAIL "$name" "$log"; fi
-}
+. tools/check-lib.sh
 # Fails if the log of a command that succeeded has warnings in it.
 no_warnings() {
 	local out st
@@ -66,21 +50,6 @@ no_warnings() {
 	printf '%s\n' "$out"
 	[ "$st" -eq 0 ] || return "$st"
 	! printf '%s\n' "$out" | grep -v 'Skipping BTF' | grep -qiE 'warning|error'
-}
-# Count the results of a cmocka program.
-cmocka() {
-	local name=$1 log="$L/$1.log"
-	shift
-	"$@" > "$log" 2>&1
-	local st=$? p f
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
-	pass=$((pass + ${p:-0}))
-	fail=$((fail + ${f:-0}))
-	echo "PASS ${p:-0} tests of $name"
-	if [ "${f:-0}" -gt 0 ] || { [ "$st" -ne 0 ] && [ -z "$f" ]; }; then
-		result FAIL "$name" "$log"
-	fi
 }
 # Count the results of kselftest TAP files.
 tap() {
@@ -223,6 +192,11 @@ for d in Documentation/*.rst; do
 	check "$(basename "$d") is valid reStructuredText" \
 		python3 -m docutils --halt=warning "$d" /dev/null
 done
+check "benchmarks.rst's tables are what Documentation/data gives" \
+	tools/bench/bench-tables.py --check
+check "make docs draws the figures and writes the HTML" \
+	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1; do
+		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
 for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \

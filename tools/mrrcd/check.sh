@@ -15,36 +15,7 @@ if ! declare -F check > /dev/null; then
 	rm -rf "$L" && mkdir -p "$L"
 	export WERROR=1
 	pass=0 fail=0 skip=0
-	result() {
-		case $1 in
-		PASS) pass=$((pass + 1)) ;;
-		FAIL) fail=$((fail + 1)) ;;
-		SKIP) skip=$((skip + 1)) ;;
-		esac
-		echo "$1 $2"
-		if [ "$1" = FAIL ] && [ -n "${3:-}" ]; then
-			tail -40 "$3" | sed 's/^/    /'
-		fi
-	}
-	check() {
-		local name=$1 log="$L/${1//[\/: ]/_}.log"
-		shift
-		if "$@" > "$log" 2>&1; then result PASS "$name"; else result FAIL "$name" "$log"; fi
-	}
-	cmocka() {
-		local name=$1 log="$L/$1.log"
-		shift
-		"$@" > "$log" 2>&1
-		local st=$? p f
-		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
-		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
-		pass=$((pass + ${p:-0}))
-		fail=$((fail + ${f:-0}))
-		echo "PASS ${p:-0} tests of $name"
-		if [ "${f:-0}" -gt 0 ] || { [ "$st" -ne 0 ] && [ -z "$f" ]; }; then
-			result FAIL "$name" "$log"
-		fi
-	}
+	. tools/check-lib.sh
 fi
 
 mrrcd_t=tools/mrrcd/tests

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The tables of Documentation/benchmarks.rst, from the JSON lines that
+`make bench` writes (build/bench/<name>.jsonl), kept as measured in
+Documentation/data/<name>.jsonl (several runs, e.g. both kernels, may be
+concatenated into one file).
+
+A table in the page is the text between two comments:
+
+    .. generated: reg kernel=6.12
+    ...
+    .. end generated
+
+`NAME key=value ...` names a table below and its parameters.  Each
+generated block ends with where its figures were measured (kernel,
+accel, device, commit, date: the keys of the run in every line).
+
+usage: bench-tables.py [--check] [--data DIR] [PAGE.rst]
+  rewrites PAGE (default Documentation/benchmarks.rst) in place; with
+  --check, changes nothing and exits 1 if PAGE is not what the data give.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIZES = [4096, 16384, 65536, 131072, 262144, 1048576]
+BEGIN = re.compile(r"^\.\. generated: (\S+)((?: \S+=\S+)*)\s*$")
+END = ".. end generated"
+
+
+class DataError(Exception):
+    pass
+
+
+def load(datadir, name):
+    path = os.path.join(datadir, name + ".jsonl")
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except OSError as e:
+        raise DataError(f"{path}: {e.strerror}") from e
+    except ValueError as e:
+        raise DataError(f"{path}: not JSON lines: {e}") from e
+
+
+def short_kernel(k):
+    """6.12.95+deb12-amd64 -> 6.12"""
+    return ".".join(k.split(".")[:2])
+
+
+def of_kernel(rows, kernel):
+    if kernel is None:
+        return rows
+    sel = [r for r in rows if short_kernel(r.get("kernel", "")) == kernel]
+    if not sel:
+        raise DataError(f"no lines for kernel {kernel}")
+    return sel
+
+
+def pick(rows, **keys):
+    """The value of the one line that has every key=value, else None."""
+    hits = [r for r in rows if all(r.get(k) == v for k, v in keys.items())]
+    if len(hits) > 1:
+        raise DataError(f"{len(hits)} lines match {keys}")
+    return hits[0]["value"] if hits else None
+
+
+def table(hdr, rows):
+    w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(hdr)]
+    line = "  ".join("=" * x for x in w)
+    out = [line, "  ".join(h.ljust(x) for h, x in zip(hdr, w)).rstrip(), line]
+    out += ["  ".join(c.ljust(x) for c, x in zip(r, w)).rstrip() for r in rows]
+    return out + [line]
+
+
+def where(rows):
+    """Where the lines were measured, one sentence."""
+    def keys(k):
+        return sorted({str(r.get(k, "unknown")) for r in rows})
+    dates = sorted({str(r.get("date", "unknown"))[:10] for r in rows})
+    return ["", "*Measured:* kernel {}, accel {}, device {}, commit {}, {}.".format(
+        ", ".join(keys("kernel")), ", ".join(keys("accel")),
+        ", ".join(keys("device")), ", ".join(keys("commit")),
+        ", ".join(dates))]
+
+
+def us(ns):
+    return "—" if ns is None else f"{ns / 1000:.1f}" if ns < 100e3 else f"{ns / 1000:.0f}"
+
+
+def ratio(a, b):
+    return "—" if a is None or b is None or not b else f"{a / b:.2f}"
+
+
+def size_name(b):
+    return f"{b // 1048576} MiB" if b >= 1048576 else f"{b // 1024} KiB"
+
+
+def grouped(n):
+    return f"{n:,.0f}".replace(",", " ")
+
+
+def t_reg(datadir, kernel=None):
+    rows = of_kernel(load(datadir, "reg"), kernel)
+    body = []
+    for s in SIZES:
+        med = {m: pick(rows, metric="latency_median", mode=m, size_bytes=s,
+                       regions=1, batch=1)
+               for m in ("ordinary", "fast", "cached", "overlap")}
+        b64 = pick(rows, metric="latency_median", mode="cached", size_bytes=s,
+                   batch=64)
+        if med["ordinary"] is None:
+            continue
+        body.append([size_name(s), us(med["ordinary"]), us(med["fast"]),
+                     f'{med["cached"] / 1000:.2f}', f"{b64 / 1000:.2f}",
+                     us(med["overlap"]), ratio(med["fast"], med["ordinary"]),
+                     f'{ratio(med["ordinary"], med["cached"])} '
+                     f'({ratio(med["ordinary"], b64)})'])
+    if not body:
+        raise DataError("reg: no latency_median lines")
+    return table(["size", "ordinary", "fast", "cached", "cached ×64",
+                  "overlap", "fast/ord.", "ord./cached (×64)"], body) + where(rows)
+
+
+def t_hits(datadir):
+    rows = load(datadir, "reg")
+    body = []
+    for k in sorted({short_kernel(r["kernel"]) for r in rows},
+                    key=lambda v: [int(x) for x in v.split(".")]):
+        kr = of_kernel(rows, k)
+        m = [pick(kr, metric="hit_latency_median", regions=n)
+             for n in (10, 1000, 100000)]
+        if None in m:
+            continue
+        body.append([k, us(m[0]), us(m[1]), f"{us(m[2])} ({m[2] / m[0]:.2f})"])
+    return table(["kernel", "10", "1 000", "100 000 (ratio to 10)"], body) + where(rows)
+
+
+def t_dereg(datadir, kernel=None):
+    rows = of_kernel(load(datadir, "reg"), kernel)
+    body = []
+    for mode in ("ordinary", "fast"):
+        for n in (1, 4, 16, 64, 256):
+            b = pick(rows, metric="dereg_batch_median", mode=mode, regions=n)
+            s = pick(rows, metric="dereg_singles_median", mode=mode, regions=n)
+            if b is None or s is None:
+                continue
+            body.append([mode, str(n), us(b), us(s), f"{s / b:.1f}"])
+    return table(["mode", "regions", "one batch (µs)", "N flushes (µs)",
+                  "speedup"], body) + where(rows)
+
+
+def t_evict(datadir):
+    rows = [r for r in load(datadir, "reg") if r.get("mode") == "fast_evict"]
+    body = []
+    for k in sorted({short_kernel(r["kernel"]) for r in rows},
+                    key=lambda v: [int(x) for x in v.split(".")]):
+        kr = of_kernel(rows, k)
+        for pol in ("lru", "mre"):
+            v = [pick(kr, metric=m, policy=pol, inval=i)
+                 for m, i in (("latency_median", "sync"), ("latency_median", "async"),
+                              ("latency_mean", "sync"), ("latency_mean", "async"))]
+            if None in v:
+                continue
+            body.append([k, pol.upper()] + [us(x) for x in v]
+                        + [ratio(v[0], v[1])])
+    return table(["kernel", "policy", "sync median", "async median",
+                  "sync mean", "async mean", "sync/async"], body) + where(rows)
+
+
+def t_ops(datadir):
+    rows = load(datadir, "ops")
+    body = []
+    for op in ("write", "read", "send"):
+        for s in sorted({r["size_bytes"] for r in rows if r["op"] == op}):
+            def v(path, metric, batch):
+                return pick(rows, path=path, op=op, size_bytes=s,
+                            metric=metric, batch=batch)
+            lm, lv = v("mrrc", "latency", 1), v("verbs", "latency", 1)
+            cells = [op, grouped(s) if s < 1024 else size_name(s),
+                     "—" if lm is None else f"{lm:.0f}",
+                     "—" if lv is None else f"{lv:.0f}"]
+            for b in (1, 16):
+                m, p = v("mrrc", "throughput", b), v("verbs", "throughput", b)
+                cells += ["—" if m is None else grouped(m),
+                          "—" if p is None else grouped(p), ratio(m, p)]
+            body.append(cells)
+    return table(["op", "size", "lat. mrrc", "lat. pt", "b1 mrrc", "b1 verbs",
+                  "ratio", "b16 mrrc", "b16 verbs", "ratio"], body) + where(rows)
+
+
+def t_frrwp(datadir, kernel=None):
+    rows = of_kernel(load(datadir, "frrwp"), kernel)
+    body = []
+    for p in sorted({r["pages"] for r in rows}):
+        cells = [str(p)]
+        for op in ("write", "read"):
+            t, f, w = (pick(rows, metric="latency_median", op=op, pages=p, mode=m)
+                       for m in ("traditional", "frrwp", "frrwp_warm"))
+            cut = "—" if t is None or f is None else f"{(1 - f / t) * 100:.0f} %"
+            cells += [grouped(x) if x is not None else "—" for x in (t, f, w)] + [cut]
+        body.append(cells)
+    return table(["pages", "write trad.", "frrwp", "warm", "cut", "read trad.",
+                  "frrwp", "warm", "cut"], body) + where(rows)
+
+
+TABLES = {"reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+          "ops": t_ops, "frrwp": t_frrwp}
+
+
+def render(text, datadir):
+    out, lines, i = [], text.split("\n"), 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i])
+        out.append(lines[i])
+        i += 1
+        if not m:
+            continue
+        name, args = m.group(1), dict(a.split("=", 1) for a in m.group(2).split())
+        if name not in TABLES:
+            raise DataError(f"line {i}: no table '{name}'")
+        j = i
+        while j < len(lines) and lines[j] != END:
+            j += 1
+        if j == len(lines):
+            raise DataError(f"line {i}: '{END}' missing")
+        try:
+            gen = TABLES[name](datadir, **args)
+        except TypeError as e:
+            raise DataError(f"line {i}: {name}: {e}") from e
+        out += [""] + gen + [""]
+        i = j
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--data", default=os.path.join(TOP, "Documentation", "data"))
+    ap.add_argument("page", nargs="?",
+                    default=os.path.join(TOP, "Documentation", "benchmarks.rst"))
+    a = ap.parse_args()
+    with open(a.page) as f:
+        old = f.read()
+    try:
+        new = render(old, a.data)
+    except DataError as e:
+        print(f"bench-tables: {a.page}: {e}", file=sys.stderr)
+        return 2
+    if a.check:
+        if new != old:
+            print(f"bench-tables: {a.page} differs from what {a.data} gives; "
+                  f"run tools/bench/bench-tables.py", file=sys.stderr)
+            return 1
+        return 0
+    if new != old:
+        with open(a.page, "w") as f:
+            f.write(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# The figures of Documentation/benchmarks.rst, drawn with gnuplot from the
+# measured JSON lines in Documentation/data/ (the same data as the page's
+# tables, tools/bench/bench-tables.py):
+#
+#   reg-<kernel>.png    register + release cycle against buffer size,
+#                       per mode (ordinary, fast, cached, cached x64,
+#                       overlap), log-log
+#   dereg-<kernel>.png  one FLUSH of N regions against N flushes
+#   frrwp-<kernel>.png  FRRWP against the traditional transaction
+#
+# usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
+#                                            build/doc/figures)
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+data=${1:-$top/Documentation/data}
+out=${2:-$top/build/doc/figures}
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Columns for gnuplot: one file per (figure, series).
+python3 - "$data" "$tmp" <<'PY'
+import json, os, sys
+data, tmp = sys.argv[1:]
+
+def load(name):
+    p = os.path.join(data, name + ".jsonl")
+    return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else []
+
+def short(k):
+    return ".".join(k.split(".")[:2])
+
+def put(name, pts):
+    with open(os.path.join(tmp, name), "w") as f:
+        for p in sorted(pts):
+            f.write(" ".join(str(x) for x in p) + "\n")
+
+reg = load("reg")
+kernels = sorted({short(r["kernel"]) for r in reg})
+for k in kernels:
+    kr = [r for r in reg if short(r["kernel"]) == k]
+    for m, batch in (("ordinary", 1), ("fast", 1), ("cached", 1),
+                     ("cached", 64), ("overlap", 1)):
+        put(f"reg-{k}-{m}-{batch}",
+            [(r["size_bytes"] / 1024, r["value"] / 1000) for r in kr
+             if r["metric"] == "latency_median" and r["mode"] == m
+             and r["batch"] == batch and r["regions"] == 1])
+    for m in ("ordinary", "fast"):
+        for what in ("batch", "singles"):
+            put(f"dereg-{k}-{m}-{what}",
+                [(r["regions"], r["value"] / 1000) for r in kr
+                 if r["metric"] == f"dereg_{what}_median" and r["mode"] == m])
+with open(os.path.join(tmp, "kernels"), "w") as f:
+    f.write(" ".join(kernels))
+
+fr = load("frrwp")
+fkernels = sorted({short(r["kernel"]) for r in fr})
+for k in fkernels:
+    for op in ("write", "read"):
+        for m in ("traditional", "frrwp", "frrwp_warm"):
+            put(f"frrwp-{k}-{op}-{m}",
+                [(r["pages"], r["value"]) for r in fr
+                 if short(r["kernel"]) == k and r["metric"] == "latency_median"
+                 and r["op"] == op and r["mode"] == m])
+with open(os.path.join(tmp, "frrwp-kernels"), "w") as f:
+    f.write(" ".join(fkernels))
+PY
+
+style='set terminal pngcairo size 800,480 noenhanced font ",10"
+set grid
+set key top left
+set style data linespoints'
+
+for k in $(cat "$tmp/kernels"); do
+	d="$tmp/reg-$k"
+	gnuplot <<GP
+$style
+set output "$out/reg-$k.png"
+set title "Register + release of one buffer, Linux $k, rxe (median)"
+set logscale xy
+set xlabel "buffer size (KiB)"
+set ylabel "µs per request"
+plot "$d-ordinary-1" title "ordinary (ib_reg_user_mr)", \
+     "$d-fast-1" title "fast (FRWR pool)", \
+     "$d-overlap-1" title "overlap (half cached)", \
+     "$d-cached-1" title "cached, 1 per ioctl", \
+     "$d-cached-64" title "cached, 64 per ioctl"
+GP
+	d="$tmp/dereg-$k"
+	gnuplot <<GP
+$style
+set output "$out/dereg-$k.png"
+set title "Deregistering N one-page regions, Linux $k, rxe (median)"
+set logscale xy
+set xlabel "regions"
+set ylabel "µs"
+plot "$d-fast-singles" title "fast, N flushes", \
+     "$d-fast-batch" title "fast, one batch (one LOCAL_INV chain)", \
+     "$d-ordinary-singles" title "ordinary, N flushes", \
+     "$d-ordinary-batch" title "ordinary, one batch"
+GP
+done
+
+for k in $(cat "$tmp/frrwp-kernels"); do
+	d="$tmp/frrwp-$k"
+	gnuplot <<GP
+$style
+set output "$out/frrwp-$k.png"
+set title "One transaction into an unregistered buffer, Linux $k, rxe (median)"
+set logscale x 2
+set xlabel "pages"
+set ylabel "µs per transaction"
+set yrange [0:*]
+plot "$d-write-traditional" title "write, traditional (export, reply, revoke)", \
+     "$d-write-frrwp" title "write, FRRWP", \
+     "$d-write-frrwp_warm" title "write, FRRWP, nothing to register", \
+     "$d-read-traditional" title "read, traditional" dt 2, \
+     "$d-read-frrwp" title "read, FRRWP" dt 2
+GP
+done
+ls "$out"
