@@ -79,6 +79,23 @@ static uint8_t *buf_for(uint8_t *arena, int mode, unsigned int i)
 	return mode == 2 ? arena : arena + (size_t)(i + 1) * 64 * PAGE;
 }
 
+/*
+ * The schedule, the same on both sides: configuration @k's mode, op and
+ * page count.  The three modes alternate for each page count, so that a
+ * burst of load on the host lands on all three columns alike, not on
+ * whichever mode ran then; configuration 0 is a warm-up, not reported.
+ */
+#define NCONF (1 + 3 * 2 * 6)
+
+static void conf_of(unsigned int k, int *mode, int *op, unsigned int *pi)
+{
+	unsigned int idx = k ? k - 1 : 0;
+
+	*mode = idx % 3;
+	*pi = (idx / 3) % 6;
+	*op = idx / 18;
+}
+
 static uint8_t *arena_map(void)
 {
 	uint8_t *a = mmap(NULL, ARENA + 128 * PAGE, PROT_READ | PROT_WRITE,
@@ -103,7 +120,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(18600) };
 	double lat[ITERS];
-	unsigned int pi, i;
+	unsigned int pi, i, k;
 	uint32_t lis, conn;
 	int fd, mode, op, st, pfd[2];
 	char ready;
@@ -135,17 +152,16 @@ int main(int argc, char **argv)
 			_exit(1);
 		conn = r;
 		memset(arena, 1, ARENA + 128 * PAGE);
-		for (mode = 0; mode < 3; mode++)
-			for (op = 0; op < 2; op++)
-				for (pi = 0; pi < 6; pi++) {
-					/* Nothing of the last round stays. */
-					mrrc_flush(fd);
-					for (i = 0; i <= ITERS; i++)
-						if (mrrc_frrwp_serve(fd, conn,
-							buf_for(arena, mode, i),
-							pages[pi] * PAGE, TMO) < 0)
-							_exit(2);
-				}
+		for (k = 0; k < NCONF; k++) {
+			conf_of(k, &mode, &op, &pi);
+			/* Nothing of the last round stays. */
+			mrrc_flush(fd);
+			for (i = 0; i <= ITERS; i++)
+				if (mrrc_frrwp_serve(fd, conn,
+						     buf_for(arena, mode, i),
+						     pages[pi] * PAGE, TMO) < 0)
+					_exit(2);
+		}
 		_exit(0);
 	}
 
@@ -160,43 +176,37 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(arena, 2, ARENA + 128 * PAGE);
-	for (mode = 0; mode < 3; mode++) {
-		int m = mode == 1 ? MRRC_FRRWP_TRADITIONAL : MRRC_FRRWP;
+	for (k = 0; k < NCONF; k++) {
+		int m;
+		size_t len;
+		double sum = 0;
 
-		for (op = 0; op < 2; op++) {
-			for (pi = 0; pi < 6; pi++) {
-				size_t len = pages[pi] * PAGE;
-				double sum = 0;
+		conf_of(k, &mode, &op, &pi);
+		m = mode == 1 ? MRRC_FRRWP_TRADITIONAL : MRRC_FRRWP;
+		len = pages[pi] * PAGE;
+		mrrc_flush(fd);
+		/* Transaction 0 warms the message buffers. */
+		for (i = 0; i <= ITERS; i++) {
+			uint8_t *b = buf_for(arena, mode, i);
+			double t0 = now_us();
+			int r = op ? mrrc_frrwp_read(fd, conn, b, len, m, TMO) :
+				     mrrc_frrwp_write(fd, conn, b, len, m, TMO);
 
-				mrrc_flush(fd);
-				/* Transaction 0 warms the message buffers. */
-				for (i = 0; i <= ITERS; i++) {
-					uint8_t *b = buf_for(arena, mode, i);
-					double t0 = now_us();
-					int r = op ? mrrc_frrwp_read(fd, conn, b,
-								     len, m, TMO) :
-						     mrrc_frrwp_write(fd, conn, b,
-								      len, m, TMO);
-
-					if (r) {
-						fprintf(stderr,
-							"bench_frrwp: %s: %s\n",
-							mode_name[mode],
-							strerror(-r));
-						return 1;
-					}
-					if (i)
-						lat[i - 1] = now_us() - t0;
-				}
-				for (i = 0; i < ITERS; i++)
-					sum += lat[i];
-				qsort(lat, ITERS, sizeof(lat[0]), cmp);
-				line("latency_median", lat[ITERS / 2], mode, op,
-				     pages[pi]);
-				line("latency_mean", sum / ITERS, mode, op,
-				     pages[pi]);
+			if (r) {
+				fprintf(stderr, "bench_frrwp: %s: %s\n",
+					mode_name[mode], strerror(-r));
+				return 1;
 			}
+			if (i)
+				lat[i - 1] = now_us() - t0;
 		}
+		if (!k)
+			continue;
+		for (i = 0; i < ITERS; i++)
+			sum += lat[i];
+		qsort(lat, ITERS, sizeof(lat[0]), cmp);
+		line("latency_median", lat[ITERS / 2], mode, op, pages[pi]);
+		line("latency_mean", sum / ITERS, mode, op, pages[pi]);
 	}
 	waitpid(pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
