@@ -18,7 +18,7 @@ qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev
 libcmocka-dev sparse valgrind dkms man-db python3-docutils gnuplot-nox
 bc bison flex libelf-dev libssl-dev debootstrap git
-libmemcached-tools python3-pymemcache"
+libmemcached-tools python3-pymemcache libucx-dev ucx-utils"
 # From bookworm-backports.
 bpo_pkgs="linux-source-6.12"
 

@@ -207,7 +207,32 @@ def t_frrwp(datadir, kernel=None):
                   "frrwp", "warm", "cut"], body) + where(rows)
 
 
-TABLES = {"reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+def t_peers(datadir):
+    rows = load(datadir, "peers")
+    body = []
+    for system in ("mrrc", "ucx"):
+        for cache in ("on", "off"):
+            for phase in ("steady", "churn"):
+                def v(metric, size):
+                    return pick(rows, metric=metric, system=system,
+                                cache=cache, phase=phase, size_bytes=size)
+                cells = [system, cache, phase]
+                for size in (4096, 65536, 1048576):
+                    t, p50 = v("throughput_mbps", size), v("latency_p50_ns", size)
+                    cells.append("—" if t is None else
+                                 f"{t:.1f} ({p50 / 1000:.0f})")
+                stale = [v("stale_hits", size) for size in (4096, 65536, 1048576)]
+                pinned = [v("pinned_pages", size) for size in (4096, 65536, 1048576)]
+                if None in stale:
+                    continue
+                cells.append(f"{sum(stale):.0f}")
+                cells.append(" / ".join(f"{x:.0f}" for x in pinned))
+                body.append(cells)
+    return table(["system", "cache", "phase", "4 KiB MB/s (p50 µs)",
+                  "64 KiB", "1 MiB", "stale", "pinned pages"], body) + where(rows)
+
+
+TABLES = {"peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp}
 
 
