@@ -525,8 +525,11 @@ static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
 	return mrrc_ctx_list(cl);
 }
 
-/* Answers copied out per round of CONN_LIST: a fixed buffer, short holds. */
-#define MRRC_CONN_LIST_CHUNK 32
+/*
+ * Answers copied out per round of CONN_LIST: a fixed buffer within one
+ * page (30 * 136 bytes), short holds of ctx->lock.
+ */
+#define MRRC_CONN_LIST_CHUNK 30
 
 static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 {
@@ -546,6 +549,7 @@ static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 	ctx = mrrc_ctx_get_visible(ucmd->ctx, ll->ctx);
 	if (!ctx)
 		return -ENOENT;
+	BUILD_BUG_ON(MRRC_CONN_LIST_CHUNK * sizeof(*q) > PAGE_SIZE);
 	q = kcalloc(MRRC_CONN_LIST_CHUNK, sizeof(*q), GFP_KERNEL);
 	if (!q) {
 		ret = -ENOMEM;

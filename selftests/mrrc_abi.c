@@ -373,9 +373,10 @@ TEST(dev_list_bad_entries)
 TEST(ctx_list_errors)
 {
 	struct mrrc_ctx_list cl = { .size = sizeof(cl), .count = 1 };
-	struct mrrc_ctx_info info[2];
+	struct mrrc_ctx_info info[2], all[64];
 	unsigned char *tail = (unsigned char *)info + sizeof(info[0]);
 	int fd = mrrc_open(0);
+	bool own = false;
 
 	ASSERT_LE(0, fd);
 	cl.entries = (uintptr_t)info;
@@ -387,10 +388,20 @@ TEST(ctx_list_errors)
 	cl.count = 1;
 	ASSERT_EQ(0, raw_ioctl(fd, MRRC_IOC_CTX_LIST, &cl));
 	ASSERT_LE(1, cl.count);
-	ASSERT_NE(0, info[0].id);
-	for (int i = 0; i < 32; i++)
+	for (int i = 0; i < 32; i++) {
 		ASSERT_EQ(0, tail[i]);
+	}
 	ASSERT_EQ(0xa5, tail[32]);
+
+	/* The caller's own context is among them, with an id. */
+	cl.entry_size = sizeof(all[0]);
+	cl.count = 64;
+	cl.entries = (uintptr_t)all;
+	ASSERT_EQ(0, raw_ioctl(fd, MRRC_IOC_CTX_LIST, &cl));
+	for (unsigned int i = 0; i < cl.count && i < 64; i++)
+		if (all[i].pid == (uint32_t)getpid() && all[i].id)
+			own = true;
+	ASSERT_TRUE(own);
 
 	cl.entry_size = sizeof(info[0]);
 	cl.count = 4;

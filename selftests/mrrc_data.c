@@ -2081,7 +2081,7 @@ TEST(max_conns_per_context)
 }
 
 /*
- * CONN_LIST reads a context's list 32 at a time: 70 listeners come back
+ * CONN_LIST reads a context's list 30 at a time: 70 listeners come back
  * whole, in id order, through any room; with room for fewer the count
  * still says 70; lowering max_conns afterwards changes nothing of that.
  */

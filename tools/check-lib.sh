@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 # The reporting of tools/check.sh, shared with the checks it sources and
 # the ones that also run alone (tools/mrrcd/check.sh).  Needs $L (the log
 # folder) and the counters pass, fail and skip.

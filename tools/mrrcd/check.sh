@@ -37,15 +37,17 @@ for t in test_mrrcd_store test_mrrcd_proto; do
 		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
 done
 
+# The refusals run under timeout: a daemon that accepted one would
+# otherwise serve for ever and hang make check instead of failing it.
 mrrcd_options() {
 	"$mrrcd_bin" -V | grep -q "^mrrcd $(cat VERSION) " &&
 	"$mrrcd_bin" -h | grep -q -- '--memory-limit' &&
-	! "$mrrcd_bin" -U 11211 2> "$L/mrrcd-U.err" &&
+	! timeout 5 "$mrrcd_bin" -U 11211 2> "$L/mrrcd-U.err" &&
 	grep -q 'UDP is not supported' "$L/mrrcd-U.err" &&
-	! "$mrrcd_bin" -m 1 2> /dev/null &&
-	! "$mrrcd_bin" -p 70000 2> /dev/null &&
-	! "$mrrcd_bin" -c -1 2> /dev/null &&
-	! "$mrrcd_bin" extra 2> /dev/null &&
+	! timeout 5 "$mrrcd_bin" -m 1 2> /dev/null &&
+	! timeout 5 "$mrrcd_bin" -p 70000 2> /dev/null &&
+	! timeout 5 "$mrrcd_bin" -c -1 2> /dev/null &&
+	! timeout 5 "$mrrcd_bin" extra 2> /dev/null &&
 	mrrcd_run -t 4 -U 0 -- true 2>&1 | grep -q 'one event-loop thread'
 }
 check "mrrcd options: -V, -h, -U 0 only, bad values refused, -t" mrrcd_options
