@@ -299,8 +299,7 @@ do-vm-pair:
 	@tools/vm/pair.sh $(call kver,$(KVER_A)) $(call kver,$(KVER_B)) '$(CMD_A)' '$(CMD_B)'
 
 do-run:
-	@$(MAKE) --no-print-directory do-vm \
-		CMD='rdma link show; echo; $(B)/tools/mrrc info'
+	@$(MAKE) --no-print-directory do-vm CMD='tools/vm/demo.sh'
 
 do-check:
 	@tools/check.sh

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Run the selftests inside the test VM (make vm CMD='selftests/run.sh DIR').
 # Each program's TAP output goes to DIR/<program>.tap and to stdout; the
-# tool checks against the live module go to DIR/tools.tap.  Exits non-zero
+# tool checks against the live module go to DIR/tools.tap, mrrcd's over
+# RDMA to DIR/mrrcd.tap.  Exits non-zero
 # if anything failed.
 set -u
 out=${1:-build/selftests/results}
@@ -78,4 +79,12 @@ tap() {
 		! grep -qv '\"device\":\"mrrcb0\"' $out/bench.jsonl"
 } > "$out/tools.tap"
 cat "$out/tools.tap"
+
+# mrrcd over RDMA: the daemon and its client on the rxe device (not on
+# the debug kernel, where it would take most of the lane's time:
+# MRRC_NO_MRRCD=1).
+if [ -z "${MRRC_NO_MRRCD:-}" ]; then
+	"$MRRC_REPO/tools/mrrcd/tests/kv_rdma.sh" "$out" > "$out/mrrcd.tap" 2>&1 || rc=1
+	cat "$out/mrrcd.tap"
+fi
 exit $rc

@@ -197,7 +197,7 @@ check "benchmarks.rst's tables are what Documentation/data gives" \
 check "make docs draws the figures and writes the HTML" \
 	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
-for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/replay/mrrc-replay.1; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."
@@ -229,7 +229,7 @@ wait
 for k in $vms; do
 	out=$B/check/vm-$k
 	tap "[$k]" "$out"/*.tap
-	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools; do
+	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools mrrcd; do
 		reported "[$k] $p" "$out/$p.tap" "$L/vm-$k.log"
 	done
 	vm_status "[$k]" "$(cat "$L/vm-$k.status" 2>/dev/null || echo 124)" \
@@ -280,7 +280,7 @@ if [ -n "$kd" ]; then
 		seed=${FUZZ_SEED:-1}
 		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
-		( tools/vm/run.sh "$kd" "selftests/run.sh $out; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
+		( tools/vm/run.sh "$kd" "MRRC_NO_MRRCD=1 selftests/run.sh $out; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
 		  echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)" ) &
 		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$flog" 2>&1

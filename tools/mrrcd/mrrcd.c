@@ -6,8 +6,10 @@
  * One thread, one epoll set: listening sockets, connections, a signalfd
  * (SIGTERM, SIGINT: clean exit) and a one-second timerfd (the clock that
  * expiry and delayed flush_all run on, published in the arena header).
- * The module's /dev/mrrc file descriptor joins the same set when the RDMA
- * paths come (EV_MRRC below); nothing here blocks.
+ * With --rdma, the module's /dev/mrrc file descriptor joins the same set
+ * (EV_MRRC): its completions carry the same protocol over RDMA SENDs, and
+ * the arena is exported to each RDMA connection for one-sided READs
+ * (rdma.c, kvwire.h).  Nothing here blocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,7 @@
 
 #include "mrrc_version.h"
 #include "proto.h"
+#include "rdma.h"
 
 #define MAX_LISTEN 8
 #define MAX_EVENTS 64
@@ -44,14 +47,7 @@ enum ev_kind {
 	EV_CONN,
 	EV_SIGNAL,
 	EV_TIMER,
-	/*
-	 * EV_MRRC: the RDMA paths (issue 15's second half) add the
-	 * /dev/mrrc file descriptor here, with EPOLLIN for completions of
-	 * two-sided requests; its handler answers them with the same
-	 * proto.c state machine, and the arena is exported for one-sided
-	 * READs (and FETCH_AND_ADD on slot access counters) once at start.
-	 */
-	EV_MRRC,
+	EV_MRRC,	/* /dev/mrrc: completions and connection events */
 };
 
 struct evsrc {
@@ -75,7 +71,8 @@ struct daemon {
 	int epfd;
 	struct evsrc listen[MAX_LISTEN];
 	unsigned int nlisten;
-	struct evsrc sig, timer;
+	struct evsrc sig, timer, mrrc;
+	struct rdma_srv rdma;
 	int spare_fd;		/* given up to accept-and-close at EMFILE */
 	struct store store;
 	struct mc_server srv;
@@ -522,7 +519,8 @@ static int run(struct daemon *d)
 				on_timer(d);
 				break;
 			case EV_MRRC:
-				break;	/* not yet: see enum ev_kind */
+				rdma_service(&d->rdma);
+				break;
 			}
 		}
 	}
@@ -535,6 +533,7 @@ static void teardown(struct daemon *d)
 
 	while (d->conns)
 		conn_close(d, d->conns);
+	rdma_stop(&d->rdma);
 	for (i = 0; i < d->nlisten; i++)
 		close(d->listen[i].fd);
 	if (d->sig.fd >= 0)
@@ -560,6 +559,9 @@ static void usage(FILE *f)
 		"  -c, --conn-limit=N       most simultaneous connections (default 1024)\n"
 		"  -t, --threads=N          accepted; mrrcd runs one event-loop thread\n"
 		"  -U, --udp-port=0         UDP is not supported: only 0 is accepted\n"
+		"  -R, --rdma=ADDR          also serve over RDMA through /dev/mrrc, on ADDR\n"
+		"      --rdma-port=PORT     RDMA CM port (default: the TCP port)\n"
+		"      --rdma-dev=NAME      RDMA device (default: the first one)\n"
 		"  -v, --verbose            errors and connections; -vv: also requests\n"
 		"  -h, --help               this help\n"
 		"  -V, --version            print the version\n");
@@ -583,9 +585,11 @@ static int number(const char *opt, const char *s, unsigned long min,
 }
 
 struct options {
-	unsigned long port, mb, maxconns, threads;
-	const char *listen;
+	unsigned long port, mb, maxconns, threads, rdma_port;
+	const char *listen, *rdma, *rdma_dev;
 };
+
+enum { OPT_RDMA_PORT = 256, OPT_RDMA_DEV };
 
 /* 0 to run, 1 to exit successfully (-h, -V), -EINVAL on a usage error. */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -597,6 +601,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "conn-limit", required_argument, NULL, 'c' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "udp-port", required_argument, NULL, 'U' },
+		{ "rdma", required_argument, NULL, 'R' },
+		{ "rdma-port", required_argument, NULL, OPT_RDMA_PORT },
+		{ "rdma-dev", required_argument, NULL, OPT_RDMA_DEV },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -607,7 +614,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .port = 11211, .mb = 64, .maxconns = 1024,
 			       .threads = 1 };
-	while ((opt = getopt_long(argc, argv, "p:l:m:c:t:U:vhV", longopts,
+	while ((opt = getopt_long(argc, argv, "p:l:m:c:t:U:R:vhV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -642,6 +649,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			break;
+		case 'R':
+			o->rdma = optarg;
+			break;
+		case OPT_RDMA_PORT:
+			if (number("--rdma-port", optarg, 1, 65535,
+				   &o->rdma_port))
+				return -EINVAL;
+			break;
+		case OPT_RDMA_DEV:
+			o->rdma_dev = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -657,6 +675,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -EINVAL;
 		}
 	}
+	if ((o->rdma_port || o->rdma_dev) && !o->rdma) {
+		fprintf(stderr, "mrrcd: --rdma-port and --rdma-dev need --rdma\n");
+		return -EINVAL;
+	}
 	if (optind < argc) {
 		fprintf(stderr, "mrrcd: unexpected argument '%s'\n",
 			argv[optind]);
@@ -669,7 +691,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .epfd = -1, .sig.fd = -1, .timer.fd = -1,
-			    .spare_fd = -1, .next_id = 1 };
+			    .spare_fd = -1, .next_id = 1, .rdma.fd = -1 };
 	struct options o;
 	int err;
 
@@ -712,6 +734,23 @@ int main(int argc, char **argv)
 	if (listen_on(&d, o.listen, (unsigned int)o.port)) {
 		teardown(&d);
 		return 1;
+	}
+	if (o.rdma) {
+		unsigned int rport = (unsigned int)(o.rdma_port ?: o.port);
+
+		if (rdma_start(&d.rdma, &d.srv, &d.store, o.rdma_dev, o.rdma,
+			       rport)) {
+			teardown(&d);
+			return 1;
+		}
+		d.mrrc.kind = EV_MRRC;
+		d.mrrc.fd = d.rdma.fd;
+		if (ep_set(&d, EPOLL_CTL_ADD, &d.mrrc, EPOLLIN)) {
+			perror("mrrcd: epoll_ctl /dev/mrrc");
+			teardown(&d);
+			return 1;
+		}
+		say(1, "mrrcd: RDMA on %s port %u\n", o.rdma, rport);
 	}
 	say(1, "mrrcd %s: port %lu, %lu MiB, %u index slots, %u slab pages\n",
 	    MRRC_VERSION_STRING, o.port, o.mb, d.store.nslots, d.store.npages);

@@ -8,14 +8,23 @@
 MRRCD_DIR := tools/mrrcd
 MRRCD_HDRS := $(wildcard $(MRRCD_DIR)/*.h)
 MRRCD_CORE := $(MRRCD_DIR)/store.c $(MRRCD_DIR)/proto.c $(MRRCD_DIR)/hash.c
-MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_CORE)
+MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_DIR)/rdma.c $(MRRCD_CORE)
+MRRCKV_SRCS := $(MRRCD_DIR)/mrrckv.c $(MRRCD_DIR)/kvclient.c \
+	$(MRRCD_DIR)/reader.c $(MRRCD_DIR)/hash.c
 MRRCD_TESTS := $(TESTS_DIR)/test_mrrcd_store $(TESTS_DIR)/test_mrrcd_proto
 
-$(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP)
+$(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
+		$(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCD_SRCS)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCD_SRCS) $(B)/lib/libmrrc.a
 
-tools: $(B)/tools/mrrcd
+# The client: mrrckv(1), and the RDMA checks that run in the test VM.
+$(B)/tools/mrrckv: $(MRRCKV_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
+		$(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCKV_SRCS) $(B)/lib/libmrrc.a
+
+tools: $(B)/tools/mrrcd $(B)/tools/mrrckv
 
 # The store's tests also drive the one-sided reader (reader.c) against it.
 $(TESTS_DIR)/test_mrrcd_%: $(MRRCD_DIR)/tests/test_%.c $(MRRCD_CORE) \
@@ -28,13 +37,23 @@ mrrcd-tests: $(MRRCD_TESTS)
 unit-tests: mrrcd-tests
 
 install: install-mrrcd
-install-mrrcd: $(B)/tools/mrrcd
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
-	install -m 755 $(B)/tools/mrrcd $(DESTDIR)$(BINDIR)/
+install-mrrcd: $(B)/tools/mrrcd $(B)/tools/mrrckv
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/tools/mrrcd $(B)/tools/mrrckv $(DESTDIR)$(BINDIR)/
 	$(call man_install,$(MRRCD_DIR)/mrrcd.8,$(DESTDIR)$(MANDIR)/man8)
+	$(call man_install,$(MRRCD_DIR)/mrrckv.1,$(DESTDIR)$(MANDIR)/man1)
 
 uninstall: uninstall-mrrcd
 uninstall-mrrcd:
-	rm -f $(DESTDIR)$(BINDIR)/mrrcd $(DESTDIR)$(MANDIR)/man8/mrrcd.8
+	rm -f $(DESTDIR)$(BINDIR)/mrrcd $(DESTDIR)$(BINDIR)/mrrckv $(DESTDIR)$(MANDIR)/man8/mrrcd.8 \
+		$(DESTDIR)$(MANDIR)/man1/mrrckv.1
 
 .PHONY: mrrcd-tests install-mrrcd uninstall-mrrcd
+
+# Run in the test VM by selftests/run.sh (tools/mrrcd/tests/kv_rdma.sh).
+$(TESTS_DIR)/kv_rdma: $(MRRCD_DIR)/tests/kv_rdma.c $(MRRCKV_SRCS) $(MRRCD_HDRS) \
+		$(CFLAGS_STAMP) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -I$(MRRCD_DIR) -o $@ $< \
+		$(filter-out %/mrrckv.c,$(MRRCKV_SRCS)) $(B)/lib/libmrrc.a
+tools: $(TESTS_DIR)/kv_rdma

@@ -788,6 +788,12 @@ static void stats_general(struct mc_conn *c)
 	STAT_U64(c, "slab_pages_free", s->nfree_pages);
 	STAT_U64(c, "slab_page_moves", s->st.page_moves);
 	STAT_U64(c, "staged_bytes", srv->staged);
+	STAT_U64(c, "rdma_curr_connections", k->rdma_curr_connections);
+	STAT_U64(c, "rdma_total_connections", k->rdma_total_connections);
+	STAT_U64(c, "rdma_msgs_received", k->rdma_msgs_received);
+	STAT_U64(c, "rdma_msgs_sent", k->rdma_msgs_sent);
+	STAT_U64(c, "rdma_exports", k->rdma_exports);
+	STAT_U64(c, "rdma_export_failures", k->rdma_export_failures);
 }
 
 static void stats_settings(struct mc_conn *c)
@@ -836,10 +842,12 @@ static void stats_reset(struct mc_server *srv)
 {
 	struct mc_counters *k = &srv->c;
 	uint64_t cur = k->curr_connections, structs = k->conn_structures;
+	uint64_t rcur = k->rdma_curr_connections;
 
 	memset(k, 0, sizeof(*k));
 	k->curr_connections = cur;
 	k->conn_structures = structs;
+	k->rdma_curr_connections = rcur;
 	srv->store->st.total_items = 0;
 	srv->store->st.evictions = 0;
 	srv->store->st.reclaimed = 0;

@@ -38,6 +38,10 @@ struct mc_counters {
 	uint64_t bytes_read, bytes_written;
 	uint64_t curr_connections, total_connections, rejected_connections;
 	uint64_t conn_structures;
+	/* mrrcd's own: connections over RDMA (rdma.c) */
+	uint64_t rdma_curr_connections, rdma_total_connections;
+	uint64_t rdma_msgs_received, rdma_msgs_sent;
+	uint64_t rdma_exports, rdma_export_failures;
 };
 
 struct mc_settings {

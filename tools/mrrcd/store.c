@@ -125,23 +125,36 @@ static void slot_publish(struct store *s, uint32_t idx, uint64_t key_hash,
 	__atomic_store_n(&sl->version, version, __ATOMIC_RELEASE);
 }
 
+#define REF_READ 3	/* chances a read gives (slot_refresh()) */
+
 static uint64_t slot_accesses(struct store *s, uint32_t idx)
 {
 	return __atomic_load_n(&s->slots[idx].access_count, __ATOMIC_RELAXED);
 }
 
-/* Fold the slot's access counter into the daemon's recency; true if used. */
+/*
+ * Fold the slot's access counter into the daemon's recency, as the CLOCK
+ * hand passes: true if the item has a chance left.  A store gives one
+ * chance; a read (counted by the daemon or by a peer's FETCH_AND_ADD)
+ * since the hand last passed gives REF_READ, so that an item read often
+ * survives the sweep that finds every item referenced (the first
+ * eviction after a fill, say) and the hand's next passes until it is
+ * read again, where a single reference bit would evict it next.
+ */
 static bool slot_refresh(struct store *s, uint32_t idx)
 {
 	struct slot_priv *p = &s->priv[idx];
 	uint64_t n = slot_accesses(s, idx);
-	bool used = p->ref || n != p->seen;
 
-	if (n != p->seen)
+	if (n != p->seen) {
 		p->last = ++s->tick;
+		p->ref = REF_READ;
+	}
 	p->seen = n;
-	p->ref = 0;
-	return used;
+	if (!p->ref)
+		return false;
+	p->ref--;
+	return true;
 }
 
 /* ---- chunks and pages -------------------------------------------------- */
@@ -347,7 +360,8 @@ static uint64_t hand_next(struct store *s, struct class_meta *cm)
 static int clock_evict(struct store *s, uint32_t cls)
 {
 	struct class_meta *cm = &s->classes[cls];
-	uint64_t budget = 2ULL * cm->npages * cm->per_page + 1;
+	/* Every item can need REF_READ + 1 passes (slot_refresh()). */
+	uint64_t budget = (REF_READ + 1ULL) * cm->npages * cm->per_page + 1;
 
 	while (cm->npages && budget--) {
 		uint64_t off = hand_next(s, cm);
@@ -664,12 +678,14 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 		s->st.curr_items++;
 		p = &s->priv[idx];
 		p->seen = slot_accesses(s, idx);
+		p->ref = 0;	/* nothing of the slot's last item */
 	}
 	p = &s->priv[idx];
 	p->key_hash = h;
 	p->item_off = off;
 	p->item_len = (uint32_t)total;
-	p->ref = 1;
+	if (!p->ref)
+		p->ref = 1;
 	p->last = ++s->tick;
 	s->st.bytes += total;
 	s->st.total_items++;
@@ -698,7 +714,8 @@ int store_put(struct store *s, enum store_mode mode, const char *key,
 	case STORE_ADD:
 		if (old >= 0) {
 			/* memcached: a failed add counts as an access. */
-			s->priv[old].ref = 1;
+			if (!s->priv[old].ref)
+				s->priv[old].ref = 1;
 			return -EEXIST;
 		}
 		break;

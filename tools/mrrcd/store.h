@@ -22,7 +22,7 @@ struct slot_priv {
 	uint64_t seen;		/* the slot's access_count when last looked at */
 	uint64_t last;		/* recency tick of the last access seen */
 	uint32_t item_len;
-	uint8_t ref;		/* CLOCK reference bit: stored or read lately */
+	uint8_t ref;		/* CLOCK chances left: stored (1) or read (3) */
 	uint8_t pinned;		/* being replaced: not to be evicted */
 };
 

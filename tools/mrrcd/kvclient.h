@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * A client of mrrcd (and of memcached, over TCP): memcached's text
+ * protocol over TCP or over the module's SEND/RECV (kvwire.h), and GET by
+ * one-sided RDMA READs of the daemon's exported arena (reader.c), with the
+ * recency metadata modes of Documentation/mrrcd.rst.  Synchronous, one
+ * request at a time; functions return 0 or a negative errno.
+ */
+#ifndef MRRCD_KVCLIENT_H
+#define MRRCD_KVCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvwire.h"
+#include "reader.h"
+
+enum kvc_transport { KVC_TCP, KVC_RDMA };
+
+/* What a one-sided GET tells the daemon about the read. */
+enum kvc_meta {
+	KVC_META_NONE,		/* nothing: the daemon never learns of it */
+	KVC_META_FAA,		/* one FETCH_AND_ADD of 1 per read (the paper) */
+	KVC_META_SAMPLE,	/* one FETCH_AND_ADD of N per N reads, at random */
+};
+
+struct kvc_seg {
+	uint64_t off, addr, len;	/* arena offset, remote address, bytes */
+	uint32_t rkey;
+	bool atomic;
+};
+
+struct kvc_stats {
+	uint64_t oget_reads;	/* RDMA READs of one-sided GETs */
+	uint64_t oget_atomics;	/* FETCH_AND_ADDs they posted */
+	uint64_t oget_retries;	/* torn reads retried */
+};
+
+struct kvc {
+	enum kvc_transport tr;
+	bool dead;		/* the connection broke: every call fails */
+	int sock;		/* TCP */
+	int fd;			/* RDMA: /dev/mrrc */
+	uint32_t conn;
+	char *rbuf, *sbuf;	/* RECV and SEND buffers */
+	uint8_t send_busy[KV_SEND_DEPTH];
+	unsigned int sends_out;
+	char *in;		/* received, not yet consumed */
+	size_t in_off, in_len, in_cap;
+	/* The arena, as the banner described it (RDMA only). */
+	struct kvc_seg seg[KV_MAX_SEGS];
+	unsigned int nseg;
+	uint64_t arena_size;
+	struct mrrcd_remote rem;
+	bool rem_ok;
+	unsigned char *item;	/* one-sided GET buffer: hdr.item_max */
+	uint64_t *atomic_buf;	/* FETCH_AND_ADD's result lands here */
+	unsigned char *win;	/* one-sided READ staging */
+	uint64_t seq;		/* wr_id of the READ being waited for */
+	bool clock_due;		/* refresh the header's clock with next READ */
+	enum kvc_meta meta;
+	unsigned int sample;	/* KVC_META_SAMPLE: N */
+	uint64_t rng;
+	struct kvc_stats st;
+};
+
+int kvc_connect_tcp(struct kvc *k, const char *host, unsigned int port);
+/* dev NULL: the first RDMA device.  Reads the arena banner. */
+int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
+		     unsigned int port);
+void kvc_close(struct kvc *k);
+
+/* mode: "set", "add", "replace", "append", "prepend". -EEXIST / -ENOENT
+ * for NOT_STORED, -E2BIG, -EPROTO for anything unexpected. */
+int kvc_store(struct kvc *k, const char *mode, const char *key,
+	      const void *val, size_t len, uint32_t flags, uint32_t exptime);
+/* Two-sided (or TCP) GET: *val points into k, valid until the next call. */
+int kvc_get(struct kvc *k, const char *key, const char **val, size_t *len,
+	    uint32_t *flags);
+int kvc_delete(struct kvc *k, const char *key);
+/* One command line (without CRLF); the reply up to and including its
+ * last line (END, OK, or the only line), NUL-terminated, in *reply. */
+int kvc_command(struct kvc *k, const char *line, const char **reply,
+		size_t *len);
+
+/* One-sided GET; -ENOENT on a miss, -EOPNOTSUPP without an arena. */
+int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
+	     uint32_t *flags);
+/* "none", "faa", "sample:N" (N from 2 to 65536); -EINVAL otherwise. */
+int kvc_set_meta(struct kvc *k, const char *mode);
+
+#endif /* MRRCD_KVCLIENT_H */

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrrcd over RDMA, against a running daemon (tests/kv_rdma.sh starts it in
+ * the test VM): two-sided requests, one-sided GETs agreeing with them,
+ * readers racing writers never seeing a torn value, and recency from
+ * one-sided reads reaching the daemon's eviction.  TAP on stdout.
+ *
+ * usage: kv_rdma HOST PORT TEST   (TEST: basic, hostile, race, recency-faa,
+ *        recency-sample, recency-none)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "kvclient.h"
+#include "libmrrc.h"
+
+static const char *host;
+static unsigned int port;
+static int failed;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		printf("# %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		failed = 1;						\
+		return -1;						\
+	}								\
+} while (0)
+
+static int connect_rdma(struct kvc *k)
+{
+	int err = kvc_connect_rdma(k, NULL, host, port);
+
+	CHECK(!err, "connect: %s", strerror(-err));
+	CHECK(k->rem_ok, "no arena banner: one-sided reads unavailable");
+	return 0;
+}
+
+/* A value whose every byte says which version it is and how long. */
+static size_t fill_value(char *buf, unsigned int version)
+{
+	static const size_t lens[] = { 1, 100, 4000, 5000, 70000, 300000 };
+	size_t len = lens[version % 6], i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)('a' + version % 26);
+	return len;
+}
+
+static bool value_ok(const char *v, size_t len)
+{
+	static const size_t lens[] = { 1, 100, 4000, 5000, 70000, 300000 };
+	unsigned int ver;
+	size_t i;
+
+	if (!len || v[0] < 'a' || v[0] > 'z')
+		return false;
+	for (i = 0; i < len; i++)
+		if (v[i] != v[0])
+			return false;
+	/* Some version with this letter has this length. */
+	for (ver = (unsigned int)(v[0] - 'a'); ver < 26 * 6; ver += 26)
+		if (lens[ver % 6] == len)
+			return true;
+	return false;
+}
+
+static int basic(void)
+{
+	static const size_t sizes[] = { 0, 1, 100, 4095, 65536, 200000,
+					(1u << 20) - 64 - 8 };
+	char *buf = malloc(1u << 20);
+	const char *v, *o;
+	size_t len, olen, i, j;
+	struct kvc k;
+	uint32_t fl;
+	int err;
+
+	CHECK(buf, "malloc");
+	if (connect_rdma(&k))
+		return -1;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "size:%zu", i);
+		for (j = 0; j < sizes[i]; j++)
+			buf[j] = (char)(j * 7 + i);
+		err = kvc_store(&k, "set", key, buf, sizes[i], 42, 0);
+		CHECK(!err, "set %zu bytes: %s", sizes[i], strerror(-err));
+		err = kvc_get(&k, key, &v, &len, &fl);
+		CHECK(!err && len == sizes[i] && fl == 42 &&
+		      !memcmp(v, buf, len), "two-sided get of %zu bytes: %s",
+		      sizes[i], strerror(-err));
+		err = kvc_oget(&k, key, &o, &olen, &fl);
+		CHECK(!err && olen == sizes[i] && fl == 42 &&
+		      !memcmp(o, buf, olen), "one-sided get of %zu bytes: %s",
+		      sizes[i], strerror(-err));
+	}
+	err = kvc_store(&k, "set", "toobig", buf, 1u << 20, 0, 0);
+	CHECK(err == -E2BIG, "1 MiB value: %s", strerror(-err));
+	err = kvc_store(&k, "add", "size:1", "x", 1, 0, 0);
+	CHECK(err == -EEXIST, "add on a present key: %s", strerror(-err));
+	err = kvc_delete(&k, "size:1");
+	CHECK(!err, "delete: %s", strerror(-err));
+	err = kvc_oget(&k, "size:1", &o, &olen, NULL);
+	CHECK(err == -ENOENT, "one-sided get after delete: %s", strerror(-err));
+	err = kvc_oget(&k, "never-stored", &o, &olen, NULL);
+	CHECK(err == -ENOENT, "one-sided get of a missing key: %s",
+	      strerror(-err));
+	/* flush_all is seen by one-sided readers at once (layout.h). */
+	err = kvc_command(&k, "flush_all", &v, &len);
+	CHECK(!err && !strcmp(v, "OK\r"), "flush_all: %s", strerror(-err));
+	err = kvc_oget(&k, "size:2", &o, &olen, NULL);
+	CHECK(err == -ENOENT, "one-sided get after flush_all: %s",
+	      strerror(-err));
+	/* Metadata modes: each read posts what the mode says. */
+	err = kvc_store(&k, "set", "m", "v", 1, 0, 0);
+	CHECK(!err, "set: %s", strerror(-err));
+	for (i = 0; i < 3; i++) {
+		static const char *const mode[] = { "none", "faa", "sample:2" };
+		uint64_t before = k.st.oget_atomics;
+
+		CHECK(!kvc_set_meta(&k, mode[i]), "mode %s", mode[i]);
+		for (j = 0; j < 64; j++)
+			CHECK(!kvc_oget(&k, "m", &o, &olen, NULL), "oget");
+		j = k.st.oget_atomics - before;
+		CHECK(i == 0 ? j == 0 : i == 1 ? j == 64 : j > 0 && j < 64,
+		      "%s: %zu atomics for 64 reads", mode[i], j);
+	}
+	CHECK(kvc_set_meta(&k, "sample:1") == -EINVAL &&
+	      kvc_set_meta(&k, "lru") == -EINVAL, "bad modes refused");
+	kvc_close(&k);
+	free(buf);
+	return 0;
+}
+
+/*
+ * A writer replacing one key with values of other sizes and contents as
+ * fast as it can, readers getting it one-sidedly: every value read must
+ * be one of those written, whole.
+ */
+static int race(void)
+{
+	char *buf = malloc(1u << 20);
+	unsigned long reads = 0;
+	struct kvc k;
+	const char *v;
+	size_t len;
+	time_t end;
+	pid_t pid;
+	int err, st;
+
+	CHECK(buf, "malloc");
+	if (connect_rdma(&k))
+		return -1;
+	err = kvc_store(&k, "set", "race", buf, fill_value(buf, 0), 0, 0);
+	CHECK(!err, "set: %s", strerror(-err));
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		struct kvc w;
+		unsigned int ver;
+
+		if (kvc_connect_rdma(&w, NULL, host, port))
+			_exit(1);
+		for (ver = 1;; ver++)
+			if (kvc_store(&w, "set", "race", buf,
+				      fill_value(buf, ver), 0, 0))
+				_exit(2);
+	}
+	end = time(NULL) + 5;
+	while (time(NULL) < end) {
+		err = kvc_oget(&k, "race", &v, &len, NULL);
+		if (err || !value_ok(v, len))
+			break;
+		reads++;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	CHECK(!err, "one-sided get racing a writer: %s", strerror(-err));
+	CHECK(value_ok(v, len), "torn value of %zu bytes", len);
+	printf("# %lu one-sided reads racing the writer, %llu torn ones retried\n",
+	       reads, (unsigned long long)k.st.oget_retries);
+	CHECK(reads > 10, "only %lu reads", reads);
+	kvc_close(&k);
+	free(buf);
+	return 0;
+}
+
+/*
+ * Fill a small daemon (-m 2) past its capacity while reading a few hot
+ * keys one-sidedly after each cold batch.  With a metadata mode the
+ * daemon sees those reads and keeps the hot keys; with none it evicts
+ * them like the rest.  Prints how many hot keys survived.
+ */
+static int recency(const char *mode, bool expect_kept)
+{
+	char *val = calloc(1, 2000), key[32];
+	unsigned int i, h, kept = 0;
+	struct kvc k;
+	const char *v;
+	size_t len;
+	int err;
+
+	CHECK(val, "malloc");
+	if (connect_rdma(&k))
+		return -1;
+	CHECK(!kvc_set_meta(&k, mode), "mode %s", mode);
+	err = kvc_command(&k, "flush_all", &v, &len);
+	CHECK(!err, "flush_all");
+	for (h = 0; h < 8; h++) {
+		snprintf(key, sizeof(key), "hot:%u", h);
+		CHECK(!kvc_store(&k, "set", key, val, 1500, 0, 0), "set hot");
+	}
+	for (i = 0; i < 2400; i++) {
+		snprintf(key, sizeof(key), "cold:%u", i);
+		err = kvc_store(&k, "set", key, val, 1500, 0, 0);
+		CHECK(!err, "set cold %u: %s", i, strerror(-err));
+		if (i % 50)
+			continue;
+		for (h = 0; h < 8; h++) {
+			snprintf(key, sizeof(key), "hot:%u", h);
+			err = kvc_oget(&k, key, &v, &len, NULL);
+			/* 64 reads per round: sample:N counts some of them */
+			if (!err && strcmp(mode, "none"))
+				for (unsigned int r = 0; r < 15; r++)
+					kvc_oget(&k, key, &v, &len, NULL);
+		}
+	}
+	for (h = 0; h < 8; h++) {
+		snprintf(key, sizeof(key), "hot:%u", h);
+		kept += !kvc_get(&k, key, &v, &len, NULL);
+	}
+	err = kvc_command(&k, "stats", &v, &len);
+	CHECK(!err && strstr(v, "STAT evictions "), "stats");
+	printf("# -m %s: %u of 8 hot keys kept; %s\n", mode, kept,
+	       strstr(v, "STAT evictions "));
+	if (expect_kept)
+		CHECK(kept == 8, "hot keys evicted although read (%s)", mode);
+	else
+		CHECK(kept < 8, "hot keys kept with no metadata: the test cannot tell");
+	kvc_close(&k);
+	free(val);
+	return 0;
+}
+
+/*
+ * Hostile clients: one sends a message larger than the daemon's RECVs,
+ * one sends a storage command with a negative length; the daemon ends the
+ * first connection, answers the second with errors, and keeps serving.
+ */
+static int hostile(void)
+{
+	char *big = calloc(1, 2 * KV_MSG_SIZE);
+	struct mrrc_wr w = { .opcode = MRRC_OP_SEND };
+	struct mrrc_cqe c;
+	struct kvc h, ok;
+	const char *v;
+	size_t len, i;
+	int err, n;
+
+	CHECK(big, "malloc");
+	if (connect_rdma(&h))
+		return -1;
+	w.conn = h.conn;
+	w.addr = (uintptr_t)big;
+	w.len = KV_MSG_SIZE + 1;
+	w.wr_id = 1;
+	err = mrrc_post(h.fd, &w, 1, NULL);
+	CHECK(!err, "post an oversized SEND: %s", strerror(-err));
+	/* Ours fails, then the daemon disconnects. */
+	for (i = 0, n = 0; i < 200; i++) {
+		n = mrrc_poll_cq(h.fd, &c, 1);
+		if (n == 1 && c.opcode == MRRC_OP_EVENT)
+			break;
+		if (n == 0)
+			mrrc_wait(h.fd, 100);
+	}
+	CHECK(n == 1 && c.opcode == MRRC_OP_EVENT &&
+	      c.event != MRRC_EVENT_ESTABLISHED,
+	      "the daemon did not end the connection of the oversized SEND");
+	kvc_close(&h);
+
+	if (connect_rdma(&h))
+		return -1;
+	err = kvc_command(&h, "set x 0 0 -5", &v, &len);
+	CHECK(!err && strstr(v, "ERROR"), "a negative length: %s",
+	      err ? strerror(-err) : v);
+	kvc_close(&h);
+
+	if (connect_rdma(&ok))
+		return -1;
+	err = kvc_store(&ok, "set", "after", "fine", 4, 0, 0);
+	CHECK(!err, "an honest client after the hostile ones: %s",
+	      strerror(-err));
+	err = kvc_oget(&ok, "after", &v, &len, NULL);
+	CHECK(!err && len == 4 && !memcmp(v, "fine", 4), "oget: %s",
+	      strerror(-err));
+	CHECK(kvc_get(&ok, "bad key", &v, &len, NULL) == -EINVAL &&
+	      kvc_command(&ok, "get a\r\nflush_all", &v, &len) == -EINVAL,
+	      "the client refuses keys and lines that would inject commands");
+	kvc_close(&ok);
+	free(big);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *t;
+	int r;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: kv_rdma HOST PORT TEST\n");
+		return 2;
+	}
+	host = argv[1];
+	port = (unsigned int)atoi(argv[2]);
+	t = argv[3];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(t, "basic"))
+		r = basic();
+	else if (!strcmp(t, "hostile"))
+		r = hostile();
+	else if (!strcmp(t, "race"))
+		r = race();
+	else if (!strcmp(t, "recency-faa"))
+		r = recency("faa", true);
+	else if (!strcmp(t, "recency-sample"))
+		r = recency("sample:4", true);
+	else if (!strcmp(t, "recency-none"))
+		r = recency("none", false);
+	else
+		return 2;
+	return r || failed ? 1 : 0;
+}

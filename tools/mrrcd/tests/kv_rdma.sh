@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# mrrcd over RDMA in the test VM (selftests/run.sh): a daemon on the rxe
+# device's address, the checks of kv_rdma.c and mrrckv(1) against it.
+# TAP on stdout; exits non-zero if anything failed.
+set -u
+out=${1:?usage: kv_rdma.sh OUTDIR}
+b=$MRRC_REPO/build/tools
+t=$MRRC_REPO/build/tests/kv_rdma
+addr=10.211.0.1
+port=11411
+mkdir -p "$out"
+n=0 rc=0
+tap() {	# tap DESC COMMAND...
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" > "$out/mrrcd.$n.log" 2>&1; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc"
+		rc=1
+	fi
+	sed 's/^/# /' "$out/mrrcd.$n.log"
+}
+daemon() {	# daemon [OPTIONS]: start mrrcd, wait until it answers
+	"$b/mrrcd" -p $port -R $addr "$@" > "$out/mrrcd-daemon.log" 2>&1 &
+	pid=$!
+	i=0
+	until "$b/mrrckv" -s 127.0.0.1 -p $port cmd version > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || return 1
+		sleep 0.2
+	done
+}
+stop() {	# the daemon must exit 0 on SIGTERM
+	kill "$pid" && wait "$pid"
+}
+kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
+
+echo "TAP version 13"
+echo "1..12"
+tap "mrrcd.rdma_daemon_starts" daemon
+tap "mrrcd.rdma_basic" "$t" $addr $port basic
+tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
+tap "mrrcd.rdma_one_sided_race" "$t" $addr $port race
+tap "mrrcd.mrrckv_round_trip" sh -c "
+	head -c 300000 /dev/urandom > $out/v.bin &&
+	$b/mrrckv -r -s $addr -p $port set f - 7 < $out/v.bin &&
+	$b/mrrckv -r -s $addr -p $port get f | cmp - $out/v.bin &&
+	$b/mrrckv -r -s $addr -p $port oget f | cmp - $out/v.bin &&
+	$b/mrrckv -s 127.0.0.1 -p $port get f | cmp - $out/v.bin &&
+	! $b/mrrckv -r -s $addr -p $port oget nothing-here"
+tap "mrrcd.mrrckv_valgrind_clean" sh -c "valgrind -q --error-exitcode=99 \
+	--leak-check=full --errors-for-leak-kinds=all \
+	$b/mrrckv -r -m faa -s $addr -p $port oget f > /dev/null"
+tap "mrrcd.stats_count_rdma" sh -c "
+	$b/mrrckv -r -s $addr -p $port cmd stats > $out/stats.txt &&
+	grep -q '^STAT rdma_curr_connections [1-9]' $out/stats.txt &&
+	grep -q '^STAT rdma_export_failures 0' $out/stats.txt &&
+	! grep -q '^STAT rdma_total_connections [0-5]\$' $out/stats.txt"
+tap "mrrcd.rdma_daemon_sigterm_exit_0" stop
+# Recency: a small arena, hot keys read only one-sidedly.
+for m in faa sample none; do
+	daemon -m 2 && "$t" $addr $port recency-$m > "$out/recency-$m.log" 2>&1
+	st=$?
+	stop || st=1
+	tap "mrrcd.recency_$m" sh -c "cat $out/recency-$m.log; exit $st"
+done
+tap "mrrcd.refused_without_device" sh -c "
+	! $b/mrrcd -p $port -R $addr --rdma-dev nosuchdev 2> $out/nodev.err &&
+	grep -q 'nosuchdev' $out/nodev.err &&
+	! $b/mrrcd --rdma-port 5 2> /dev/null"
+exit $rc
