@@ -751,9 +751,8 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 }
 
 /* Tell the daemon about a read: FETCH_AND_ADD on the slot's counter. */
-static int count_read(struct kvc *k, uint64_t slot_off)
+static int count_read(struct kvc *k, uint64_t off)
 {
-	uint64_t off = slot_off + offsetof(struct mrrcd_slot, access_count);
 	const struct kvc_seg *s = seg_of(k, off, 8);
 	uint64_t add = 1;
 	struct mrrc_wr w = { 0 };
@@ -802,7 +801,7 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	k->st.oget_retries += k->rem.retries - before;
 	if (err)
 		return err;
-	err = count_read(k, it.slot_off);
+	err = count_read(k, it.counter_off);
 	if (err)
 		return err;
 	*val = it.value;

@@ -16,8 +16,9 @@
  *
  * Each SEG is one exported range of the arena (layout.h), as the module
  * returned it from MRRC_IOC_EXPORT for this connection only: <rights> is
- * "r" (remote READ) or "ra" (READ and FETCH_AND_ADD/CMP_SWAP: the index,
- * whose slots' access_count a client may bump).  Numbers are decimal.  The
+ * "r" (remote READ: the header and index, the heap) or "ra" (READ and
+ * atomics: the access counters, which a client may FETCH_AND_ADD).
+ * Numbers are decimal.  The
  * keys are revoked when the connection ends.
  */
 #ifndef MRRCD_KVWIRE_H

@@ -10,7 +10,12 @@
  *
  *   [0, 4096)                 struct mrrcd_arena_hdr
  *   [index_off, +nslots*64)   struct mrrcd_slot[home_slots + probe - 1]
+ *   [counters_off, +nslots*8) uint64_t access counters, one per slot
  *   [heap_off, +npages*1MiB)  slab pages of item chunks (struct mrrcd_item)
+ *
+ * The counters are the only part a client may change (FETCH_AND_ADD: the
+ * recency metadata of one-sided reads); they live apart from the slots so
+ * that the index and the heap can be exported for READ only.
  *
  * Finding a key: h = hash64(key); home = h & (home_slots - 1); the key, if
  * present, is in one of the probe slots [home, home + probe), which are
@@ -43,7 +48,7 @@
 #include <stdint.h>
 
 #define MRRCD_ARENA_MAGIC	0x31564b444352524dULL	/* "MRRCDKV1" in memory */
-#define MRRCD_LAYOUT_VERSION	2	/* 2: oldest_cas, oldest_live */
+#define MRRCD_LAYOUT_VERSION	3	/* 2: oldest_cas, oldest_live; 3: counters */
 #define MRRCD_HDR_SIZE		4096u
 #define MRRCD_SLOT_SIZE		64u
 #define MRRCD_ITEM_HDR_SIZE	64u
@@ -98,24 +103,24 @@ struct mrrcd_arena_hdr {
 	uint64_t oldest_cas;
 	uint32_t oldest_live;
 	uint32_t reserved0;
-	uint64_t reserved[3];
+	uint64_t counters_off;	/* offset of the access counters, 8-aligned */
+	uint64_t reserved[2];
 	uint32_t class_size[MRRCD_MAX_CLASSES];	/* chunk bytes per class */
 };
 
 /*
- * One slot of the index: 64 bytes, one cache line, 8-byte aligned fields
- * (access_count is the target of an RDMA FETCH_AND_ADD, which needs 8).
- * Empty when item_off is 0.
+ * One slot of the index: 64 bytes, one cache line.  Empty when item_off
+ * is 0.  Its access counter is counters_off + 8 * (slot number).
  */
 struct mrrcd_slot {
 	uint64_t version;	/* seqlock: odd while written; 2 * CAS */
-	uint64_t access_count;	/* recency: +1 per read, local or remote */
+	uint64_t reserved2;	/* 0 (the access counter before version 3) */
 	uint64_t key_hash;	/* hash64 of the key */
 	uint64_t item_off;	/* arena offset of the item chunk, 0: empty */
 	uint32_t item_len;	/* 64 + key_len + value_len */
 	uint32_t reserved0;
 	uint64_t reserved1[2];
-	uint64_t checksum;	/* hash64 of bytes [0, 56), access_count as 0 */
+	uint64_t checksum;	/* hash64 of bytes [0, 56) */
 };
 
 /*
@@ -151,6 +156,13 @@ static inline int mrrcd_flushed(uint64_t cas, uint32_t stored,
 	       (oldest_live && clock > oldest_live && stored <= oldest_live);
 }
 
+/* The arena offset of the access counter of the slot at slot_off. */
+static inline uint64_t mrrcd_counter_off(const struct mrrcd_arena_hdr *h,
+					 uint64_t slot_off)
+{
+	return h->counters_off + (slot_off - h->index_off) / MRRCD_SLOT_SIZE * 8;
+}
+
 #define MRRCD_SLOT_SUM_BYTES	offsetof(struct mrrcd_slot, checksum)
 #define MRRCD_ITEM_SUM_BYTES	offsetof(struct mrrcd_item, hdr_sum)
 
@@ -162,12 +174,12 @@ _Static_assert(offsetof(struct mrrcd_arena_hdr, oldest_cas) == 88 &&
 	       offsetof(struct mrrcd_arena_hdr, oldest_live) == 96 &&
 	       offsetof(struct mrrcd_arena_hdr, reserved0) == 100,
 	       "clock and flush state contiguous, read together");
+_Static_assert(offsetof(struct mrrcd_arena_hdr, counters_off) == 104,
+	       "arena header layout");
 _Static_assert(offsetof(struct mrrcd_arena_hdr, class_size) == 128,
 	       "arena header layout");
 _Static_assert(offsetof(struct mrrcd_item, stored) == 36, "item layout");
 _Static_assert(sizeof(struct mrrcd_slot) == MRRCD_SLOT_SIZE, "slot size");
-_Static_assert(offsetof(struct mrrcd_slot, access_count) == 8,
-	       "FETCH_AND_ADD target at offset 8");
 _Static_assert(offsetof(struct mrrcd_slot, item_len) == 32, "slot layout");
 _Static_assert(offsetof(struct mrrcd_slot, checksum) == 56, "slot layout");
 _Static_assert(sizeof(struct mrrcd_item) == MRRCD_ITEM_HDR_SIZE,

@@ -253,11 +253,11 @@ static void on_connect_request(struct rdma_srv *r, uint32_t id)
 }
 
 /*
- * Export the arena to this connection alone: the header and the heap for
- * READ, the index for READ and atomics (the slots' access_count).  The
- * daemon keeps its own copy of everything it acts on (store.h), so what a
- * peer does to the index with atomics can only mislead other readers, who
- * then see a torn or absent slot.  The banner tells the peer the keys.
+ * Export the arena to this connection alone: the header and the index,
+ * then the heap, for READ only; the access counters for READ and atomics,
+ * the one thing a peer may change (layout.h).  The daemon reads the
+ * counters as numbers and nothing else (store.h).  The banner tells the
+ * peer the keys.
  */
 static size_t rc_export(struct rdma_srv *r, struct rconn *rc, char *out,
 			size_t cap)
@@ -269,8 +269,9 @@ static size_t rc_export(struct rdma_srv *r, struct rconn *rc, char *out,
 		uint32_t access;
 		const char *rights;
 	} part[3] = {
-		{ 0, MRRCD_HDR_SIZE, MRRC_ACCESS_REMOTE_READ, "r" },
-		{ h->index_off, (uint64_t)h->nslots * MRRCD_SLOT_SIZE,
+		{ 0, h->index_off + (uint64_t)h->nslots * MRRCD_SLOT_SIZE,
+		  MRRC_ACCESS_REMOTE_READ, "r" },
+		{ h->counters_off, (uint64_t)h->nslots * 8,
 		  MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC, "ra" },
 		{ h->heap_off, (uint64_t)h->npages * MRRCD_PAGE_SIZE,
 		  MRRC_ACCESS_REMOTE_READ, "r" },

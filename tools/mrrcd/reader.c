@@ -30,7 +30,9 @@ int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
 	    h->slot_size != MRRCD_SLOT_SIZE || h->probe != MRRCD_PROBE ||
 	    !h->home_slots || (h->home_slots & (h->home_slots - 1)) ||
 	    h->nslots != h->home_slots + h->probe - 1 ||
-	    h->index_off + (uint64_t)h->nslots * h->slot_size > h->heap_off ||
+	    h->index_off + (uint64_t)h->nslots * h->slot_size >
+	    h->counters_off || h->counters_off % 8 ||
+	    h->counters_off + (uint64_t)h->nslots * 8 > h->heap_off ||
 	    h->heap_off + (uint64_t)h->npages * h->page_size > h->arena_size ||
 	    h->item_max < MRRCD_ITEM_HDR_SIZE || h->item_max > h->page_size)
 		return -EPROTO;
@@ -49,11 +51,8 @@ int mrrcd_remote_clock(struct mrrcd_remote *r)
 
 static bool slot_ok(const struct mrrcd_slot *sl)
 {
-	struct mrrcd_slot tmp = *sl;
-
-	tmp.access_count = 0;
 	return !(sl->version & 1) && sl->version &&
-	       mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED) ==
+	       mrrcd_hash64(sl, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED) ==
 	       sl->checksum;
 }
 
@@ -130,6 +129,8 @@ static enum verdict try_get(struct mrrcd_remote *r, uint64_t hash,
 			continue;
 		if (v == V_HIT) {
 			out->slot_off = base + i * MRRCD_SLOT_SIZE;
+			out->counter_off = mrrcd_counter_off(&r->hdr,
+							     out->slot_off);
 			return V_HIT;
 		}
 		if (v == V_MISS || v == V_BAD)

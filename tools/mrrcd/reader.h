@@ -28,7 +28,8 @@ struct mrrcd_remote_item {
 	size_t value_len;
 	uint32_t flags;
 	uint64_t cas;
-	uint64_t slot_off;	/* where to FETCH_AND_ADD access_count */
+	uint64_t slot_off;	/* the item's slot */
+	uint64_t counter_off;	/* its access counter: FETCH_AND_ADD here */
 };
 
 /* Read and check the arena header; -EPROTO if it is not one. */

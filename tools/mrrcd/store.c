@@ -6,7 +6,7 @@
  * slab pages are handed to size classes on demand and carved into chunks.
  * When a class has no free chunk and no page is free, a CLOCK hand over the
  * class's chunks evicts the first item not read since the hand last passed
- * (reads are counted in the slot's access_count, by the daemon and, later,
+ * (reads are counted in the slot's access counter, by the daemon and
  * by remote FETCH_AND_ADDs, so both feed eviction), or, when the class has
  * been evicting a page's worth while others hold more pages, a page is
  * taken from the class with the most pages and all its items evicted.
@@ -90,10 +90,7 @@ static uint64_t fresh_version(struct store *s)
 
 static uint64_t slot_sum(const struct mrrcd_slot *sl)
 {
-	struct mrrcd_slot tmp = *sl;
-
-	tmp.access_count = 0;
-	return mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED);
+	return mrrcd_hash64(sl, MRRCD_SLOT_SUM_BYTES, MRRCD_HASH_SEED);
 }
 
 /*
@@ -115,6 +112,7 @@ static void slot_publish(struct store *s, uint32_t idx, uint64_t key_hash,
 	next.checksum = slot_sum(&next);
 	__atomic_store_n(&sl->version, version - 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sl->reserved2 = 0;
 	sl->key_hash = next.key_hash;
 	sl->item_off = next.item_off;
 	sl->item_len = next.item_len;
@@ -129,7 +127,7 @@ static void slot_publish(struct store *s, uint32_t idx, uint64_t key_hash,
 
 static uint64_t slot_accesses(struct store *s, uint32_t idx)
 {
-	return __atomic_load_n(&s->slots[idx].access_count, __ATOMIC_RELAXED);
+	return __atomic_load_n(&s->counters[idx], __ATOMIC_RELAXED);
 }
 
 /*
@@ -756,7 +754,7 @@ int store_get(struct store *s, const char *key, size_t key_len,
 	if (idx < 0)
 		return (int)idx;
 	/* The same counter a remote FETCH_AND_ADD bumps. */
-	__atomic_fetch_add(&s->slots[idx].access_count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->counters[idx], 1, __ATOMIC_RELAXED);
 	view(s, (uint32_t)idx, it);
 	return 0;
 }
@@ -848,7 +846,7 @@ int store_touch(struct store *s, const char *key, size_t key_len,
 	it = chunk_at(s, s->priv[idx].item_off);
 	it->exptime = exptime;
 	item_seal(it);
-	__atomic_fetch_add(&s->slots[idx].access_count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->counters[idx], 1, __ATOMIC_RELAXED);
 	if (v)
 		view(s, (uint32_t)idx, v);
 	if (expired(s, it)) {
@@ -945,7 +943,8 @@ static size_t round_up(size_t v, size_t to)
 
 int store_init(struct store *s, size_t limit, uint32_t now)
 {
-	size_t home = MIN_HOME_SLOTS, index_bytes, heap_off, npages;
+	size_t home = MIN_HOME_SLOTS, index_bytes, counters_off, heap_off;
+	size_t npages;
 	uint32_t i;
 	void *m;
 
@@ -953,7 +952,8 @@ int store_init(struct store *s, size_t limit, uint32_t now)
 	while (home * 2 <= limit / BYTES_PER_SLOT && home < (1u << 30))
 		home *= 2;
 	index_bytes = (home + MRRCD_PROBE - 1) * MRRCD_SLOT_SIZE;
-	heap_off = round_up(MRRCD_HDR_SIZE + index_bytes, 4096);
+	counters_off = round_up(MRRCD_HDR_SIZE + index_bytes, 4096);
+	heap_off = round_up(counters_off + (home + MRRCD_PROBE - 1) * 8, 4096);
 	if (limit < heap_off + MRRCD_PAGE_SIZE)
 		return -EINVAL;
 	npages = (limit - heap_off) / MRRCD_PAGE_SIZE;
@@ -969,6 +969,7 @@ int store_init(struct store *s, size_t limit, uint32_t now)
 	s->limit = limit;
 	s->hdr = m;
 	s->slots = (struct mrrcd_slot *)(s->arena + MRRCD_HDR_SIZE);
+	s->counters = (uint64_t *)(s->arena + counters_off);
 	s->heap = s->arena + heap_off;
 	s->home_mask = (uint32_t)home - 1;
 	s->nslots = (uint32_t)home + MRRCD_PROBE - 1;
@@ -1000,6 +1001,7 @@ int store_init(struct store *s, size_t limit, uint32_t now)
 	s->hdr->nslots = s->nslots;
 	s->hdr->probe = MRRCD_PROBE;
 	s->hdr->slot_size = MRRCD_SLOT_SIZE;
+	s->hdr->counters_off = counters_off;
 	s->hdr->heap_off = heap_off;
 	s->hdr->npages = s->npages;
 	s->hdr->page_size = MRRCD_PAGE_SIZE;

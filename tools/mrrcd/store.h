@@ -19,7 +19,7 @@
 struct slot_priv {
 	uint64_t key_hash;
 	uint64_t item_off;	/* 0: empty */
-	uint64_t seen;		/* the slot's access_count when last looked at */
+	uint64_t seen;		/* the slot's counter when last looked at */
 	uint64_t last;		/* recency tick of the last access seen */
 	uint32_t item_len;
 	uint8_t ref;		/* CLOCK chances left: stored (1) or read (3) */
@@ -62,6 +62,7 @@ struct store {
 	size_t limit;
 	struct mrrcd_arena_hdr *hdr;
 	struct mrrcd_slot *slots;
+	uint64_t *counters;	/* access counters, one per slot (layout.h) */
 	unsigned char *heap;
 	uint32_t home_mask;
 	uint32_t nslots;

@@ -253,8 +253,10 @@ static int recency(const char *mode, bool expect_kept)
 
 /*
  * Hostile clients: one sends a message larger than the daemon's RECVs,
- * one sends a storage command with a negative length; the daemon ends the
- * first connection, answers the second with errors, and keeps serving.
+ * one sends a storage command with a negative length, one tries an atomic
+ * on the READ-only index; the daemon ends the first connection, answers
+ * the second with an error, the third's atomic fails at the NIC, and it
+ * keeps serving.
  */
 static int hostile(void)
 {
@@ -293,6 +295,35 @@ static int hostile(void)
 	err = kvc_command(&h, "set x 0 0 -5", &v, &len);
 	CHECK(!err && strstr(v, "ERROR"), "a negative length: %s",
 	      err ? strerror(-err) : v);
+	kvc_close(&h);
+
+	/* Atomics only on the counters: the index refuses them. */
+	if (connect_rdma(&h))
+		return -1;
+	for (i = 0; i < h.nseg && (h.seg[i].atomic ||
+				   h.seg[i].off > h.rem.hdr.index_off); i++)
+		;
+	CHECK(i < h.nseg, "no READ-only segment holds the index");
+	memset(&w, 0, sizeof(w));
+	w.conn = h.conn;
+	w.opcode = MRRC_OP_FETCH_ADD;
+	w.addr = (uintptr_t)h.atomic_buf;
+	w.len = 8;
+	w.remote_addr = h.seg[i].addr + (h.rem.hdr.index_off - h.seg[i].off);
+	w.rkey = h.seg[i].rkey;
+	w.compare_add = 1;
+	w.wr_id = 7;
+	err = mrrc_post(h.fd, &w, 1, NULL);
+	CHECK(!err, "post a FETCH_AND_ADD on the index: %s", strerror(-err));
+	for (i = 0, n = 0; i < 200; i++) {
+		n = mrrc_poll_cq(h.fd, &c, 1);
+		if (n == 1 && c.opcode != MRRC_OP_EVENT)
+			break;
+		if (n == 0)
+			mrrc_wait(h.fd, 100);
+	}
+	CHECK(n == 1 && c.wr_id == 7 && c.status,
+	      "a FETCH_AND_ADD on the READ-only index was not refused");
 	kvc_close(&h);
 
 	if (connect_rdma(&ok))

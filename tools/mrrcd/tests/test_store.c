@@ -85,6 +85,10 @@ static void test_layout(void **state)
 	assert_int_equal(h->home_slots & (h->home_slots - 1), 0);
 	assert_int_equal(h->nslots, h->home_slots + MRRCD_PROBE - 1);
 	assert_int_equal(h->heap_off % 4096, 0);
+	assert_int_equal(h->counters_off % 4096, 0);
+	assert_true(h->index_off + (uint64_t)h->nslots * MRRCD_SLOT_SIZE <=
+		    h->counters_off);
+	assert_true(h->counters_off + (uint64_t)h->nslots * 8 <= h->heap_off);
 	assert_true(h->heap_off + (uint64_t)h->npages * MRRCD_PAGE_SIZE <=
 		    h->arena_size);
 	assert_int_equal(h->arena_size, 4 * MiB);
@@ -395,7 +399,8 @@ static void test_eviction_limit(void **state)
 		if (i % 8 == 0) {
 			/* A local read, and what a remote FETCH_AND_ADD does. */
 			assert_true(present(s, "hot"));
-			remote = (uint64_t *)(s->arena + off + 8);
+			remote = (uint64_t *)(s->arena +
+					      mrrcd_counter_off(s->hdr, off));
 			__atomic_fetch_add(remote, 1, __ATOMIC_RELAXED);
 		}
 		assert_true(s->st.bytes <= (uint64_t)s->npages * MRRCD_PAGE_SIZE);
@@ -519,10 +524,7 @@ static void test_probe_window(void **state)
 
 static uint64_t sum_of_slot(const struct mrrcd_slot *sl)
 {
-	struct mrrcd_slot tmp = *sl;
-
-	tmp.access_count = 0;
-	return mrrcd_hash64(&tmp, MRRCD_SLOT_SUM_BYTES, 0);
+	return mrrcd_hash64(sl, MRRCD_SLOT_SUM_BYTES, 0);
 }
 
 static void test_slot_version_checksum(void **state)
@@ -546,9 +548,11 @@ static void test_slot_version_checksum(void **state)
 	assert_true(it->hdr_sum == mrrcd_hash64(it, MRRCD_ITEM_SUM_BYTES, 0));
 	assert_true(it->data_sum == mrrcd_hash64(it + 1, 2, 0));
 	assert_true(sl->key_hash == mrrcd_hash64("k", 1, 0));
-	/* Remote counter updates do not disturb the checksum. */
-	__atomic_fetch_add((uint64_t *)&sl->access_count, 5, __ATOMIC_RELAXED);
+	/* Remote counter updates touch no slot: the counters are apart. */
+	__atomic_fetch_add((uint64_t *)(s->arena + mrrcd_counter_off(s->hdr, off)),
+			   5, __ATOMIC_RELAXED);
 	assert_true(sl->checksum == sum_of_slot(sl));
+	assert_true(s->hdr->counters_off >= (uint64_t)off + MRRCD_SLOT_SIZE);
 	v1 = sl->version;
 	assert_int_equal(put(s, "k", "w"), 0);
 	assert_true(sl->version > v1);
