@@ -82,7 +82,7 @@ KMOD_SRCS := Kbuild VERSION $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
-	vm vm-pair run check check-full check-fresh bench benches fuzz debug-kernel \
+	vm vm-pair kv-pair run check check-full check-fresh bench benches fuzz debug-kernel \
 	examples no-module install-lib install uninstall dkms-install clean help \
 	print-kvers print-version docs bench-tables FORCE \
 	$(addprefix do-,$(DEPS_FIRST))
@@ -114,6 +114,7 @@ help:
 	@echo "make check          every test; last line 'N passed, N failed'"
 	@echo "make vm CMD='...'   run CMD in a fresh test VM (KVER=$(KVER))"
 	@echo "make vm-pair        two VMs on a link: the remote selftests (KVER_A=, KVER_B=, CMD_A=, CMD_B=)"
+	@echo "make kv-pair        mrrcd in one VM, its clients in the other, a daemon crash between"
 	@echo "make bench [BENCH=name]  benchmarks in the VM -> build/bench/<name>.jsonl"
 	@echo "make check-full     make check plus the two-VM suites and a longer fuzz run on the debug kernel"
 	@echo "make check-fresh    the README's two commands in a fresh debootstrap root"
@@ -297,6 +298,13 @@ do-vm-pair:
 			{ cat $(B)/vm-build.log; exit 1; }; \
 	done
 	@tools/vm/pair.sh $(call kver,$(KVER_A)) $(call kver,$(KVER_B)) '$(CMD_A)' '$(CMD_B)'
+
+# mrrcd between two VMs: the daemon in A, the clients in B, a crash and
+# restart of the daemon in the middle (tools/mrrcd/tests/kv_pair.sh).
+kv-pair:
+	@$(MAKE) --no-print-directory vm-pair \
+		CMD_A='tools/mrrcd/tests/kv_pair.sh serve' \
+		CMD_B='tools/mrrcd/tests/kv_pair.sh client $(B)/kv-pair'
 
 do-run:
 	@$(MAKE) --no-print-directory do-vm CMD='tools/vm/demo.sh'

@@ -255,6 +255,19 @@ ka=$(echo $KVERS | awk '{print $1}')
 kb=$(echo $KVERS | awk '{print $NF}')
 pair_run "$ka" "$kb"
 [ "$ka" = "$kb" ] || pair_run "$kb" "$ka"
+# mrrcd between the VMs, a daemon crash in the middle: check-full only.
+kv_pair_run() {	# kv_pair_run KVER_A KVER_B: A runs mrrcd, B its clients
+	local name="[$1 serves mrrcd to $2]" out=$B/check/kv-pair-$1-$2 log=$L/kv-pair-$1-$2.log st
+	mkdir -p "$out"
+	VM_DMESG_DIR=$out tools/vm/pair.sh "$1" "$2" \
+		"tools/mrrcd/tests/kv_pair.sh serve" \
+		"tools/mrrcd/tests/kv_pair.sh client $out" > "$log" 2>&1
+	st=$?
+	tap "$name" "$out/kv-pair.tap"
+	reported "$name kv-pair" "$out/kv-pair.tap" "$log"
+	vm_status "$name" "$st" "$log" "both VMs: exit 0, rmmod, dmesg scans clean"
+}
+[ -z "${MRRC_CHECK_FULL:-}" ] || kv_pair_run "$ka" "$kb"
 
 section "debug kernel lane"
 t0=$(date +%s)
@@ -273,23 +286,25 @@ if [ -n "$kd" ]; then
 	else
 		check "[debug] kmod W=1 build, no warnings" no_warnings \
 			sh -c "rm -rf $B/kmod/$kd && make -s module KVER=$kd"
-		# The selftests with the fault-injection sweep, and the fuzzer,
-		# in two VMs side by side.
+		# Two VMs side by side: the selftests in one, the fuzzer then
+		# the fault-injection sweep in the other (the selftests take
+		# about as long as the other two together).
 		fz=${FUZZ_SECONDS:-60}
 		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600}
 		seed=${FUZZ_SEED:-1}
 		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
-		( tools/vm/run.sh "$kd" "MRRC_NO_MRRCD=1 selftests/run.sh $out; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" >> "$log" 2>&1
+		mkdir -p "$out"
+		( tools/vm/run.sh "$kd" "MRRC_NO_MRRCD=1 selftests/run.sh $out" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
-		  echo "   (debug: selftests and fault injection took $(($(date +%s) - t0)) s)" ) &
-		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug" > "$flog" 2>&1
+		  echo "   (debug: selftests took $(($(date +%s) - t0)) s)" ) &
+		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" > "$flog" 2>&1
 		  echo $? > "$L/fuzz-debug.status"
-		  echo "   (debug: fuzz took $(($(date +%s) - t0)) s)" ) &
+		  echo "   (debug: fuzz and fault injection took $(($(date +%s) - t0)) s)" ) &
 		wait
 		tap "[debug]" "$out"/*.tap
 		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth tools; do
-			reported "[debug] $p" "$out/$p.tap" "$log"
+			reported "[debug] $p" "$out/$p.tap" "$([ $p = mrrc_fail_nth ] && echo "$flog" || echo "$log")"
 		done
 		vm_status "[debug]" "$(cat "$L/vm-debug.status" 2>/dev/null || echo 124)" \
 			"$log" "VM run: exit 0, dmesg scan clean (KASAN, KFENCE, lockdep, kmemleak)"

@@ -71,7 +71,8 @@ static enum verdict read_item(struct mrrcd_remote *r,
 	    sl->item_off + sl->item_len > h->heap_off +
 	    (uint64_t)h->npages * h->page_size)
 		return V_BAD;
-	if (r->read(r->ctx, sl->item_off, buf, sl->item_len))
+	r->err = r->read(r->ctx, sl->item_off, buf, sl->item_len);
+	if (r->err)
 		return V_BAD;
 	memcpy(&it, buf, sizeof(it));
 	if (it.version != sl->version ||
@@ -107,7 +108,8 @@ static enum verdict try_get(struct mrrcd_remote *r, uint64_t hash,
 	enum verdict torn = V_MISS;
 	unsigned int i;
 
-	if (r->read(r->ctx, base, win, sizeof(win)))
+	r->err = r->read(r->ctx, base, win, sizeof(win));
+	if (r->err)
 		return V_BAD;
 	for (i = 0; i < MRRCD_PROBE; i++) {
 		const struct mrrcd_slot *sl = &win[i];
@@ -147,6 +149,7 @@ int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 	uint64_t hash = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
 	unsigned int tries;
 
+	r->err = 0;
 	for (tries = 0; tries < max_tries; tries++) {
 		switch (try_get(r, hash, key, key_len, buf, buf_len, it)) {
 		case V_HIT:
@@ -154,7 +157,8 @@ int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 		case V_MISS:
 			return -ENOENT;
 		case V_BAD:
-			return -EPROTO;
+			/* The transport's error, or an impossible slot. */
+			return r->err ? r->err : -EPROTO;
 		default:
 			r->retries++;
 			break;

@@ -21,6 +21,7 @@ struct mrrcd_remote {
 	void *ctx;
 	struct mrrcd_arena_hdr hdr;	/* as read by mrrcd_remote_open() */
 	uint64_t retries;		/* torn reads seen, in total */
+	int err;			/* the last read's error, 0 if none */
 };
 
 struct mrrcd_remote_item {
@@ -39,7 +40,8 @@ int mrrcd_remote_clock(struct mrrcd_remote *r);
 /*
  * GET key: 0 and *it on a hit, -ENOENT on a miss, -EAGAIN after max_tries
  * torn reads in a row, -EPROTO on a slot that is consistent but
- * impossible.  buf must hold hdr.item_max bytes.
+ * impossible, a read's own error if one failed.  buf must hold
+ * hdr.item_max bytes.
  */
 int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 		     void *buf, size_t buf_len, unsigned int max_tries,

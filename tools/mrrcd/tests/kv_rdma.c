@@ -342,13 +342,53 @@ static int hostile(void)
 	return 0;
 }
 
+/*
+ * One connection, a one-sided GET of key every 100 ms for up to secs
+ * seconds (kv_pair.sh kills the daemon meanwhile): exit 3 when a GET
+ * fails, with how long after the last success; 1 if none ever did.
+ */
+static int oget_loop(const char *key, int secs)
+{
+	struct timespec t0, t1;
+	struct kvc k;
+	const char *v;
+	size_t len;
+	int err = 0;
+	long i;
+
+	if (connect_rdma(&k))
+		return 1;
+	for (i = 0; i < secs * 10L; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		err = kvc_oget(&k, key, &v, &len, NULL);
+		if (err)
+			break;
+		usleep(100000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kvc_close(&k);
+	if (!err) {
+		printf("# the connection outlived the daemon for %d s\n", secs);
+		return 1;
+	}
+	printf("# after %ld good reads, the next failed in %.1f s: %s\n", i,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       strerror(-err));
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	const char *t;
 	int r;
 
+	if (argc == 6 && !strcmp(argv[3], "oget-loop")) {
+		host = argv[1];
+		port = (unsigned int)atoi(argv[2]);
+		return oget_loop(argv[4], atoi(argv[5]));
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: kv_rdma HOST PORT TEST\n");
+		fprintf(stderr, "usage: kv_rdma HOST PORT TEST | HOST PORT oget-loop KEY SECS\n");
 		return 2;
 	}
 	host = argv[1];
