@@ -19,8 +19,28 @@ rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev
 libcmocka-dev sparse valgrind dkms man-db python3-docutils gnuplot-nox
 bc bison flex libelf-dev libssl-dev debootstrap git
 libmemcached-tools python3-pymemcache libucx-dev ucx-utils"
+# Packages that come with a system service mrrc does not want running:
+# only their programs are used (BENCH=kv starts its own memcached in the
+# test VM).  memcached's postinst starts memcached on 127.0.0.1:11211, the
+# port of mrrcd.service, and fails the whole install when that start
+# fails (port taken; in a chroot, it would leave a daemon running in it).
+# These are installed apart, with a policy-rc.d(8) that forbids every
+# start (exit 101: invoke-rc.d and deb-systemd-invoke both obey it, so
+# the postinst starts nothing and succeeds), then disabled at boot.
+svc_pkgs="memcached"
 # From bookworm-backports.
 bpo_pkgs="linux-source-6.12"
+
+# Ours (a marker line) out of the way and the administrator's own back,
+# whenever this runs: also after a run killed while it installed.
+prc=/usr/sbin/policy-rc.d
+prc_restore() {
+	if [ -f "$prc" ] && grep -qx '# mrrc tools/deps.sh: temporary' "$prc"; then
+		rm -f "$prc"
+	fi
+	[ ! -e "$prc.mrrc-saved" ] || mv -f "$prc.mrrc-saved" "$prc"
+}
+prc_restore
 
 installed() {
 	dpkg-query -W -f '${Status}\n' "$1" 2>/dev/null | grep -q 'ok installed'
@@ -28,6 +48,10 @@ installed() {
 missing=
 for p in $pkgs; do
 	installed "$p" || missing="$missing $p"
+done
+svc_missing=
+for p in $svc_pkgs; do
+	installed "$p" || svc_missing="$svc_missing $p"
 done
 bpo_missing=
 for p in $bpo_pkgs; do
@@ -37,7 +61,7 @@ ls /lib/modules/6.12.*/build/Makefile > /dev/null 2>&1 ||
 	bpo_missing="$bpo_missing linux-image-amd64 linux-headers-amd64"
 
 mkdir -p "$build"
-[ -n "$missing$bpo_missing" ] || missing_none=1
+[ -n "$missing$svc_missing$bpo_missing" ] || missing_none=1
 
 apt_update() {
 	apt-get update -q > "$build/apt.log" 2>&1 || {
@@ -56,9 +80,31 @@ apt_install() {
 	}
 }
 
+# apt_install_nostart PKG...: apt_install with no service started, nor
+# enabled at boot.  An administrator's own /usr/sbin/policy-rc.d is set
+# aside meanwhile and put back afterwards.
+apt_install_nostart() {
+	[ ! -e "$prc" ] || mv "$prc" "$prc.mrrc-saved"
+	trap prc_restore EXIT
+	trap 'exit 130' INT TERM
+	printf '#!/bin/sh\n# mrrc tools/deps.sh: temporary\nexit 101\n' > "$prc"
+	chmod 755 "$prc"
+	apt_install "$@"
+	prc_restore
+	trap - EXIT INT TERM
+	for p in "$@"; do
+		[ -x "/etc/init.d/$p" ] || [ -e "/lib/systemd/system/$p.service" ] ||
+			continue
+		update-rc.d "$p" disable > /dev/null 2>&1 || true
+		deb-systemd-helper disable "$p.service" > /dev/null 2>&1 || true
+	done
+}
+
 if [ -z "${missing_none:-}" ]; then
 	# Say what changes on this machine before changing it.
-	echo "deps: this installs Debian packages with apt-get:$missing${bpo_missing:+ (from bookworm-backports:$bpo_missing)}"
+	echo "deps: this installs Debian packages with apt-get:$missing$svc_missing${bpo_missing:+ (from bookworm-backports:$bpo_missing)}"
+	[ -z "$svc_missing" ] ||
+		echo "deps: the services of$svc_missing are neither started nor enabled at boot"
 	if [ -n "$bpo_missing" ] &&
 	   ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 		echo "deps: it adds the bookworm-backports suite to apt's sources:" \
@@ -88,6 +134,7 @@ SRC
 			'linux-image-6.1.*' 'linux-headers-6.1.*' 2>/dev/null) \
 			> /dev/null 2>&1 || true
 	fi
+	[ -z "$svc_missing" ] || apt_install_nostart $svc_missing
 	[ -z "$bpo_missing" ] || apt_install -t bookworm-backports $bpo_missing
 fi
 

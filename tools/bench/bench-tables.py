@@ -232,7 +232,48 @@ def t_peers(datadir):
                   "64 KiB", "1 MiB", "stale", "pinned pages"], body) + where(rows)
 
 
-TABLES = {"peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+KV_CONFIGS = [("memcached", "tcp", "get", "none"), ("mrrcd", "tcp", "get", "none"),
+              ("mrrcd", "rdma", "get", "none"), ("mrrcd", "rdma", "oget", "none"),
+              ("mrrcd", "rdma", "oget", "faa"), ("mrrcd", "rdma", "oget", "sample:8"),
+              ("memcached", "tcp", "set", "none"), ("mrrcd", "tcp", "set", "none"),
+              ("mrrcd", "rdma", "set", "none")]
+
+
+def t_kv(datadir, kernel=None, lat="p50"):
+    """mrrcd against memcached: per configuration and value size the
+    median latency in µs with ops/s and, for gets, memcached's TCP get
+    median over this one (×mc); with lat=p99, the 99th percentiles."""
+    if lat not in ("p50", "p99"):
+        raise DataError(f"kv: lat={lat}: p50 or p99")
+    rows = of_kernel(load(datadir, "kv"), kernel)
+    sizes = sorted({r["value_bytes"] for r in rows})
+    body = []
+    for server, tr, op, meta in KV_CONFIGS:
+        def v(metric, size):
+            return pick(rows, metric=metric, server=server, transport=tr,
+                        op=op, meta=meta, value_bytes=size)
+        cells = [server, tr, op, meta]
+        for size in sizes:
+            l, ops = v(f"lat_{lat}_us", size), v("ops_per_sec", size)
+            if lat == "p99":
+                cells.append("—" if l is None else f"{l:.0f}")
+                continue
+            x = v("ratio_vs_memcached_tcp", size)
+            cells += ["—" if l is None else f"{l:.0f} ({grouped(ops)})",
+                      "—" if x is None else f"{x:.2f}"]
+        if set(cells[4:]) != {"—"}:
+            body.append(cells)
+    if not body:
+        raise DataError("kv: no lines")
+    names = [grouped(b) + " B" if b < 1024 else size_name(b) for b in sizes]
+    if lat == "p99":
+        hdr = [f"{n} p99" for n in names]
+    else:
+        hdr = [h for n in names for h in (f"{n} p50 (ops/s)", "×mc")]
+    return table(["server", "transport", "op", "meta"] + hdr, body) + where(rows)
+
+
+TABLES = {"kv": t_kv, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp}
 
 
