@@ -300,7 +300,10 @@ static int fill(struct kvc *k)
 		k->dead = true;
 		return n < 0 ? -errno : -ECONNRESET;
 	}
-	return in_append(k, buf, (size_t)n);
+	err = in_append(k, buf, (size_t)n);
+	if (err)
+		k->dead = true;	/* bytes dropped: the stream is lost */
+	return err;
 }
 
 /*

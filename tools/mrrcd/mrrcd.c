@@ -300,7 +300,9 @@ static void conn_new(struct daemon *d, int fd)
 	struct conn *cn;
 	int one = 1;
 
-	if (d->srv.c.curr_connections >= d->srv.set.maxconns) {
+	/* RDMA connections being accepted count too (rdma.c). */
+	if (d->srv.c.curr_connections + d->rdma.accepting >=
+	    d->srv.set.maxconns) {
 		say(1, "too many connections (-c %u): refused\n",
 		    d->srv.set.maxconns);
 		reject(d, fd);

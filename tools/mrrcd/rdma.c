@@ -173,6 +173,7 @@ static void rc_free(struct rdma_srv *r, struct rconn *rc)
 		r->accepting--;
 	}
 	r->srv->c.conn_structures--;
+	mc_conn_free(&rc->mc);	/* staging and replies go now (idempotent) */
 	if (!rc->recvs_out && !rc->sends_out) {
 		rc_release(rc);
 		return;

@@ -29,9 +29,11 @@ has() { "$b/mrrckv" -p $port get "$1" > /dev/null 2>&1; }
 if [ "$1" = serve ]; then
 	st=0
 	start || exit 1
+	trap 'kill -KILL $pid 2> /dev/null' EXIT
 	end=$(($(date +%s) + 600))
 	until has pair:kill; do
 		[ "$(date +%s)" -lt "$end" ] || { echo "no pair:kill from b"; exit 1; }
+		has pair:done && { echo "b is done without pair:kill"; exit 1; }
 		sleep 1
 	done
 	kill -KILL $pid
@@ -42,7 +44,12 @@ if [ "$1" = serve ]; then
 		[ "$(date +%s)" -lt "$end" ] || { echo "no pair:done from b"; st=1; break; }
 		sleep 1
 	done
-	kill $pid && wait $pid || { echo "mrrcd: no clean exit on SIGTERM"; st=1; }
+	kill $pid
+	( sleep 20; kill -KILL $pid 2> /dev/null ) &
+	w=$!
+	wait $pid || { echo "mrrcd: no clean exit on SIGTERM"; st=1; }
+	kill $w 2> /dev/null
+	trap - EXIT
 	cat /tmp/mrrcd.log
 	rmmod mrrc || st=1
 	exit $st
@@ -77,7 +84,7 @@ wait_daemon() {	# up to 60 s for a's daemon to answer over RDMA
 # within the client's 10 s wait, not hang, and a new connection must work.
 across_kill() {
 	kv set survivor yes || return 1
-	# (the reads below run in one process: one connection, 3 s apart)
+	# one connection, a one-sided GET every 100 ms, in the background
 	"$t" "$peer" $port oget-loop survivor 30 > "$out/loop.log" 2>&1 &
 	lp=$!
 	sleep 3

@@ -33,8 +33,14 @@ daemon() {	# daemon [OPTIONS]: start mrrcd, wait until it answers
 		sleep 0.2
 	done
 }
-stop() {	# the daemon must exit 0 on SIGTERM
-	kill "$pid" && wait "$pid"
+stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
+	kill "$pid" || return 1
+	( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+	w=$!
+	wait "$pid"
+	st=$?
+	kill "$w" 2> /dev/null
+	return $st
 }
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
@@ -68,7 +74,7 @@ for m in faa sample none; do
 	tap "mrrcd.recency_$m" sh -c "cat $out/recency-$m.log; exit $st"
 done
 tap "mrrcd.refused_without_device" sh -c "
-	! $b/mrrcd -p $port -R $addr --rdma-dev nosuchdev 2> $out/nodev.err &&
+	! timeout 10 $b/mrrcd -p $port -R $addr --rdma-dev nosuchdev 2> $out/nodev.err &&
 	grep -q 'nosuchdev' $out/nodev.err &&
-	! $b/mrrcd --rdma-port 5 2> /dev/null"
+	! timeout 10 $b/mrrcd --rdma-port 5 2> /dev/null"
 exit $rc
