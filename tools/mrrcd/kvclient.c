@@ -35,6 +35,8 @@
 #define WR_SEND		2u
 #define WR_READ		3u
 #define WR_ATOMIC	4u
+#define WR_CRW		5u
+#define RSET_DEADLINE_NS (5ULL * 1000000000)
 #define WAIT_MS		10000	/* no completion for this long: dead */
 #define MAX_TRIES	1000	/* torn one-sided reads before -EAGAIN */
 #define IN_MAX		(64u << 20)	/* a reply larger than this is refused */
@@ -192,6 +194,12 @@ static int kvc_poll(struct kvc *k, uint64_t seq, bool *done, int *status)
 		    k->send_busy[slot]) {
 			k->send_busy[slot] = 0;
 			k->sends_out--;
+		}
+		if (kind == WR_CRW) {
+			/* Whoever polls: kvc_rset() may be reading a line. */
+			k->crw_pending = false;
+			k->crw_status = c[i].status;
+			continue;
 		}
 		if (c[i].status) {
 			if (kind == WR_READ || kind == WR_ATOMIC) {
@@ -593,6 +601,67 @@ int kvc_get(struct kvc *k, const char *key, const char **val, size_t *len,
 	if (flags)
 		*flags = fl;
 	return 0;
+}
+
+int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
+	     uint32_t flags, uint32_t exptime)
+{
+	struct mrrc_wr w = { .conn = k->conn, .opcode = MRRC_OP_CRW };
+	struct timespec now;
+	int n, err, st;
+	char hdr[512];
+	size_t l;
+
+	if (k->tr != KVC_RDMA)
+		return -EOPNOTSUPP;
+	if (!key_ok(key) || !len)
+		return -EINVAL;
+	if (k->dead)
+		return -ECONNRESET;
+	k->tag++;
+	n = snprintf(hdr, sizeof(hdr), "rset %s %" PRIu32 " %" PRIu32 " %zu %" PRIu64 "\r\n",
+		     key, flags, exptime, len, k->tag);
+	err = send_all(k, hdr, (size_t)n);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	k->seq++;
+	w.wr_id = k->seq << 16 | WR_CRW << 8;
+	w.addr = (uintptr_t)val;
+	w.len = len;
+	w.tag = k->tag;
+	w.deadline_ns = (uint64_t)now.tv_sec * 1000000000 + now.tv_nsec +
+			RSET_DEADLINE_NS;
+	k->crw_pending = true;
+	err = mrrc_post(k->fd, &w, 1, NULL);
+	if (err) {
+		k->crw_pending = false;
+		k->dead = true;	/* the daemon waits for a write never coming */
+		return err;
+	}
+	err = line(k, &l);
+	if (err)
+		return err;
+	if (line_is(k, l, "STORED"))
+		st = 0;
+	else if (line_is(k, l, "SERVER_ERROR object too large for cache"))
+		st = -E2BIG;
+	else if (l > 13 && !memcmp(k->in + k->in_off, "SERVER_ERROR", 12))
+		st = -EIO;
+	else
+		return broken(k);
+	k->in_off += l;
+	/* A refused rset leaves our CRW unmatched: take it back. */
+	if (st)
+		mrrc_cancel(k->fd, k->conn, MRRC_OP_CRW, k->tag);
+	while (k->crw_pending) {
+		err = kvc_poll(k, 0, NULL, NULL);
+		if (err)
+			return err;
+	}
+	if (!st && k->crw_status)
+		st = k->crw_status;
+	return st;
 }
 
 int kvc_delete(struct kvc *k, const char *key)

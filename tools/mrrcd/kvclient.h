@@ -58,6 +58,9 @@ struct kvc {
 	uint64_t *atomic_buf;	/* FETCH_AND_ADD's result lands here */
 	unsigned char *win;	/* one-sided READ staging */
 	uint64_t seq;		/* wr_id of the READ being waited for */
+	uint64_t tag;		/* the last rset's CRW tag */
+	bool crw_pending;	/* its CRW has not completed yet */
+	int crw_status;		/* how it completed */
 	bool clock_due;		/* refresh the header's clock with next READ */
 	enum kvc_meta meta;
 	unsigned int sample;	/* KVC_META_SAMPLE: N */
@@ -79,6 +82,14 @@ int kvc_store(struct kvc *k, const char *mode, const char *key,
 int kvc_get(struct kvc *k, const char *key, const char **val, size_t *len,
 	    uint32_t *flags);
 int kvc_delete(struct kvc *k, const char *key);
+/*
+ * set over FRRWP (RDMA only): the request line goes out and a CRW with a
+ * fresh tag is posted at once; the daemon's STCRW lets the module write
+ * the value straight into its buffer (no extra round trip, no copy in
+ * the stream).  len from 1 byte; -EOPNOTSUPP over TCP.
+ */
+int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
+	     uint32_t flags, uint32_t exptime);
 /* One command line (without CRLF); the reply up to and including its
  * last line (END, OK, or the only line), NUL-terminated, in *reply. */
 int kvc_command(struct kvc *k, const char *line, const char **reply,

@@ -20,6 +20,13 @@
  * atomics: the access counters, which a client may FETCH_AND_ADD).
  * Numbers are decimal.  The
  * keys are revoked when the connection ends.
+ *
+ * One command exists only here: "rset <key> <flags> <exptime> <bytes>
+ * <tag> [noreply]", a set whose value is not in the stream: the client
+ * posts a CRW of <bytes> with <tag> as it sends the line, the daemon an
+ * STCRW with <tag> over a staging buffer (5 s deadline); the module
+ * writes the value across (FRRWP), then the daemon stores it and answers
+ * as for set ("SERVER_ERROR rset: ..." if the write never came).
  */
 #ifndef MRRCD_KVWIRE_H
 #define MRRCD_KVWIRE_H

@@ -22,6 +22,7 @@ static void usage(FILE *f)
 		"  -r, --rdma               over RDMA through /dev/mrrc (default TCP)\n"
 		"  -d, --device=NAME        RDMA device (default: the first one)\n"
 		"  -m, --meta=MODE          one-sided reads report: none, faa, sample:N\n"
+		"  -F, --frrwp              set by FRRWP (rset: the value by CRW, -r)\n"
 		"  -h, --help, -V, --version\n"
 		"commands:\n"
 		"  set KEY VALUE [FLAGS [EXPTIME]]   VALUE '-': standard input\n"
@@ -29,7 +30,7 @@ static void usage(FILE *f)
 		"  oget KEY                          get by one-sided READs (-r)\n"
 		"  delete KEY\n"
 		"  cmd 'LINE'                        any command; print the reply\n"
-		"  bench OP SIZE COUNT               OP: set, get, oget; one JSON line\n");
+		"  bench OP SIZE COUNT               OP: set, rset, get, oget; one JSON line\n");
 }
 
 static int number(const char *what, const char *s, unsigned long max,
@@ -104,7 +105,8 @@ static int bench(struct kvc *k, const char *op, unsigned long size,
 		return -ENOMEM;
 	}
 	memset(val, 'v', size);
-	for (i = 0; i < 64 && strcmp(op, "set") && !err; i++) {
+	for (i = 0; i < 64 && strcmp(op, "set") && strcmp(op, "rset") &&
+	     !err; i++) {
 		snprintf(key, sizeof(key), "bench:%lu", i);
 		err = kvc_store(k, "set", key, val, size, 0, 0);
 	}
@@ -113,13 +115,16 @@ static int bench(struct kvc *k, const char *op, unsigned long size,
 		t0 = now_us();
 		if (!strcmp(op, "set"))
 			err = kvc_store(k, "set", key, val, size, 0, 0);
+		else if (!strcmp(op, "rset"))
+			err = kvc_rset(k, key, val, size, 0, 0);
 		else if (!strcmp(op, "get"))
 			err = kvc_get(k, key, &v, &vlen, NULL);
 		else
 			err = kvc_oget(k, key, &v, &vlen, NULL);
 		lat[i] = now_us() - t0;
 		total += lat[i];
-		if (!err && strcmp(op, "set") && vlen != size)
+		if (!err && strcmp(op, "set") && strcmp(op, "rset") &&
+		    vlen != size)
 			err = -EPROTO;
 	}
 	if (!err) {
@@ -142,19 +147,20 @@ int main(int argc, char **argv)
 		{ "rdma", no_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "meta", required_argument, NULL, 'm' },
+		{ "frrwp", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *host = "127.0.0.1", *dev = NULL, *meta = "none", *cmd;
 	unsigned long port = 11211, a, b;
-	bool rdma = false;
+	bool rdma = false, frrwp = false;
 	struct kvc k;
 	const char *v;
 	size_t len;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "s:p:rd:m:hV", longopts,
+	while ((opt = getopt_long(argc, argv, "s:p:rd:m:FhV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -172,6 +178,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			meta = optarg;
+			break;
+		case 'F':
+			frrwp = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -219,8 +228,12 @@ int main(int argc, char **argv)
 			len = strlen(argv[1]);
 			err = 0;
 		}
-		err = err ?: kvc_store(&k, "set", argv[0], in ? in : argv[1],
-				       len, (uint32_t)fl, (uint32_t)ex);
+		if (!err && frrwp)
+			err = kvc_rset(&k, argv[0], in ? in : argv[1], len,
+				       (uint32_t)fl, (uint32_t)ex);
+		else if (!err)
+			err = kvc_store(&k, "set", argv[0], in ? in : argv[1],
+					len, (uint32_t)fl, (uint32_t)ex);
 		free(in);
 	} else if ((!strcmp(cmd, "get") || !strcmp(cmd, "oget")) &&
 		   argc == 1) {
@@ -236,7 +249,7 @@ int main(int argc, char **argv)
 			printf("%s\n", v);
 	} else if (!strcmp(cmd, "bench") && argc == 3 &&
 		   (!strcmp(argv[0], "set") || !strcmp(argv[0], "get") ||
-		    !strcmp(argv[0], "oget"))) {
+		    !strcmp(argv[0], "oget") || !strcmp(argv[0], "rset"))) {
 		if (number("SIZE", argv[1], 1u << 20, &a) ||
 		    number("COUNT", argv[2], 10000000, &b) || !b)
 			goto out;

@@ -406,6 +406,85 @@ static void cmd_store(struct mc_conn *c, const struct tok *t, size_t nt,
 	c->state = MC_DATA;
 }
 
+/*
+ * rset <key> <flags> <exptime> <bytes> <tag> [noreply]: mrrcd's, over
+ * RDMA only.  The value does not follow in the stream: the client posts
+ * a CRW with <tag> as it sends the line, and the daemon's STCRW over a
+ * staging buffer of <bytes> lets the module write it there (FRRWP,
+ * Documentation/mrrcd.rst).  The connection takes no other request
+ * until it ends; then it is stored as a set.
+ */
+static void cmd_rset(struct mc_conn *c, const struct tok *t, size_t nt)
+{
+	struct mc_store_req *r = &c->st;
+	uint64_t flags, bytes, tag;
+	int64_t exptime;
+	int err;
+
+	if (!c->rset || (nt != 6 && nt != 7)) {
+		reply(c, "ERROR");
+		return;
+	}
+	c->noreply = nt == 7 && tok_is(&t[6], "noreply");
+	if (!key_ok(&t[1]) || !parse_u64(&t[2], UINT32_MAX, &flags) ||
+	    !parse_i64(&t[3], &exptime) ||
+	    !parse_u64(&t[4], INT32_MAX - 2, &bytes) || !bytes ||
+	    !parse_u64(&t[5], UINT64_MAX, &tag)) {
+		reply(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	c->srv->c.cmd_set++;
+	r->mode = STORE_SET;
+	memcpy(r->key, t[1].p, t[1].len);
+	r->key_len = t[1].len;
+	r->flags = (uint32_t)flags;
+	r->exptime = mc_exptime(exptime, now32(c));
+	r->cas = 0;
+	if (!store_fits(r->key_len, bytes)) {
+		reply(c, "SERVER_ERROR object too large for cache");
+		store_delete(c->srv->store, r->key, r->key_len);
+		return;
+	}
+	r->need = bytes;
+	if (c->srv->staged + r->need > MC_STAGE_MAX ||
+	    !(r->data = aligned_alloc(4096, (bytes + 4095) & ~4095ULL))) {
+		reply(c, "SERVER_ERROR out of memory storing object");
+		store_delete(c->srv->store, r->key, r->key_len);
+		return;
+	}
+	c->srv->staged += r->need;
+	err = c->rset(c, r->data, bytes, tag);
+	if (err) {
+		stage_release(c);
+		reply_fmt(c, "SERVER_ERROR rset: %s", strerror(-err));
+		store_delete(c->srv->store, r->key, r->key_len);
+		return;
+	}
+	c->state = MC_RDMA;
+}
+
+void mc_rset_done(struct mc_conn *c, int status, size_t len)
+{
+	struct mc_store_req *r = &c->st;
+	int err;
+
+	if (c->state != MC_RDMA)
+		return;
+	c->state = MC_CMD;
+	if (status || len != r->need) {
+		reply_fmt(c, "SERVER_ERROR rset: %s",
+			  status ? strerror(-status) : "short write");
+		store_delete(c->srv->store, r->key, r->key_len);
+	} else {
+		err = store_put(c->srv->store, STORE_SET, r->key, r->key_len,
+				r->data, len, r->flags, r->exptime, 0, NULL);
+		if (err)
+			store_delete(c->srv->store, r->key, r->key_len);
+		store_reply(c, err);
+	}
+	stage_release(c);
+}
+
 static void data_continue(struct mc_conn *c)
 {
 	struct mc_store_req *r = &c->st;
@@ -794,6 +873,8 @@ static void stats_general(struct mc_conn *c)
 	STAT_U64(c, "rdma_msgs_sent", k->rdma_msgs_sent);
 	STAT_U64(c, "rdma_exports", k->rdma_exports);
 	STAT_U64(c, "rdma_export_failures", k->rdma_export_failures);
+	STAT_U64(c, "rdma_rsets", k->rdma_rsets);
+	STAT_U64(c, "rdma_rset_failures", k->rdma_rset_failures);
 }
 
 static void stats_settings(struct mc_conn *c)
@@ -917,6 +998,8 @@ static void dispatch(struct mc_conn *c, const char *line, size_t len,
 		cmd_store(c, t, nt, STORE_PREPEND);
 	} else if (tok_is(cmd, "cas")) {
 		cmd_store(c, t, nt, STORE_CAS);
+	} else if (tok_is(cmd, "rset")) {
+		cmd_rset(c, t, nt);
 	} else if (tok_is(cmd, "delete")) {
 		cmd_delete(c, t, nt);
 	} else if (tok_is(cmd, "incr") || tok_is(cmd, "decr")) {
@@ -1019,6 +1102,9 @@ enum mc_result mc_process(struct mc_conn *c)
 			if (c->state == MC_SWALLOW)
 				goto want_input;
 			break;
+		case MC_RDMA:
+			/* No input taken until mc_rset_done(). */
+			return MC_BLOCKED;
 		case MC_CMD:
 			if (!next_command(c) && c->state == MC_CMD)
 				goto want_input;

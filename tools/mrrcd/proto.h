@@ -42,6 +42,7 @@ struct mc_counters {
 	uint64_t rdma_curr_connections, rdma_total_connections;
 	uint64_t rdma_msgs_received, rdma_msgs_sent;
 	uint64_t rdma_exports, rdma_export_failures;
+	uint64_t rdma_rsets, rdma_rset_failures;
 };
 
 struct mc_settings {
@@ -75,6 +76,7 @@ enum mc_state {
 	MC_DATA,	/* receiving a storage command's data block */
 	MC_SWALLOW,	/* dropping a data block that will not be stored */
 	MC_GET,		/* answering a retrieval line, key by key */
+	MC_RDMA,	/* rset: the value is being written by the peer */
 	MC_CLOSE,	/* done: write what is queued, then close */
 };
 
@@ -105,9 +107,20 @@ struct mc_get_req {
 	uint32_t exptime;
 };
 
+struct mc_conn;
+
+/*
+ * rset over RDMA (rdma.c): expose buf for the peer's CRW with this tag;
+ * 0 if it is under way (mc_rset_done() follows), else -errno.
+ */
+typedef int (*mc_rset_fn)(struct mc_conn *c, void *buf, size_t len,
+			  uint64_t tag);
+
 struct mc_conn {
 	struct mc_server *srv;
 	unsigned long id;
+	mc_rset_fn rset;	/* NULL: rset is not offered (TCP) */
+	void *xprt;		/* the transport's, for rset */
 	struct mc_buf in, out;
 	enum mc_state state;
 	bool noreply;		/* of the request being answered */
@@ -139,6 +152,12 @@ static inline const char *mc_out_data(const struct mc_conn *c)
 }
 
 void mc_out_consume(struct mc_conn *c, size_t n);
+
+/*
+ * The peer's CRW for an rset ended: status 0 and len bytes written, or
+ * the STCRW's error (timeout, cancel, flush).  Stores and answers.
+ */
+void mc_rset_done(struct mc_conn *c, int status, size_t len);
 
 /* memcached's exptime: 0 never, <= 30 days relative, else absolute. */
 uint32_t mc_exptime(int64_t e, uint32_t now);

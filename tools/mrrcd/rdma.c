@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -46,6 +47,8 @@
 #define POLL_ROUNDS	16	/* batches per event: others get their turn */
 #define WR_RECV		1u
 #define WR_SEND		2u
+#define WR_STCRW	3u
+#define RSET_DEADLINE_NS (5ULL * 1000000000)	/* a CRW that never comes */
 
 enum rc_state {
 	RC_ACCEPTING,	/* accepted, not established yet */
@@ -54,6 +57,7 @@ enum rc_state {
 };
 
 struct rconn {
+	struct rdma_srv *r;
 	uint32_t id;		/* the module's connection id */
 	uint64_t gen;
 	enum rc_state state;
@@ -69,6 +73,8 @@ struct rconn {
 	uint8_t send_busy[KV_SEND_DEPTH];
 	unsigned int sends_out;
 	unsigned int recvs_out;	/* posted, not completed */
+	unsigned int stcrw_out;	/* an rset's STCRW, 0 or 1 */
+	void *rset_buf;		/* its buffer, kept while a zombie */
 	uint32_t xid[3];
 	unsigned int nx;
 	struct rconn *next;	/* in its bucket */
@@ -147,6 +153,7 @@ static int post_send(struct rdma_srv *r, struct rconn *rc, const void *data,
 
 static void rc_release(struct rconn *rc)
 {
+	free(rc->rset_buf);
 	mc_conn_free(&rc->mc);
 	free(rc->rbuf);
 	free(rc->sbuf);
@@ -173,8 +180,14 @@ static void rc_free(struct rdma_srv *r, struct rconn *rc)
 		r->accepting--;
 	}
 	r->srv->c.conn_structures--;
+	if (rc->stcrw_out && rc->mc.st.data) {
+		/* The peer may write it until the STCRW's flush is polled. */
+		rc->rset_buf = rc->mc.st.data;
+		rc->mc.st.data = NULL;
+		r->srv->staged -= rc->mc.st.need;
+	}
 	mc_conn_free(&rc->mc);	/* staging and replies go now (idempotent) */
-	if (!rc->recvs_out && !rc->sends_out) {
+	if (!rc->recvs_out && !rc->sends_out && !rc->stcrw_out) {
 		rc_release(rc);
 		return;
 	}
@@ -197,7 +210,9 @@ static void zombie_done(struct rdma_srv *r, const struct mrrc_cqe *c)
 		rc->recvs_out--;
 	else if (kind == WR_SEND && rc->sends_out)
 		rc->sends_out--;
-	if (!rc->recvs_out && !rc->sends_out) {
+	else if (kind == WR_STCRW && rc->stcrw_out)
+		rc->stcrw_out--;
+	if (!rc->recvs_out && !rc->sends_out && !rc->stcrw_out) {
 		*p = rc->next;
 		rc_release(rc);
 	}
@@ -208,6 +223,31 @@ static void rc_fail(struct rdma_srv *r, struct rconn *rc, int err)
 {
 	rsay(r, 1, "<rdma %u: %s\n", rc->id, strerror(-err));
 	rc_free(r, rc);
+}
+
+/* proto.c's rset: an STCRW over its staging buffer, 5 s to match. */
+static int rc_rset(struct mc_conn *mc, void *buf, size_t len, uint64_t tag)
+{
+	struct rconn *rc = mc->xprt;
+	struct timespec now;
+	struct mrrc_wr w = {
+		.wr_id = wr_id(rc, WR_STCRW, 0), .conn = rc->id,
+		.opcode = MRRC_OP_STCRW, .addr = (uintptr_t)buf, .len = len,
+		.tag = tag,
+	};
+	int err;
+
+	if (rc->stcrw_out)
+		return -EBUSY;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.deadline_ns = (uint64_t)now.tv_sec * 1000000000 + now.tv_nsec +
+			RSET_DEADLINE_NS;
+	err = mrrc_post(rc->r->fd, &w, 1, NULL);
+	if (!err) {
+		rc->stcrw_out++;
+		rc->r->srv->c.rdma_rsets++;
+	}
+	return err;
 }
 
 static void on_connect_request(struct rdma_srv *r, uint32_t id)
@@ -240,11 +280,14 @@ static void on_connect_request(struct rdma_srv *r, uint32_t id)
 		srv->c.rejected_connections++;
 		return;
 	}
+	rc->r = r;
 	rc->id = id;
 	rc->gen = ++r->next_gen & ((1ULL << 48) - 1);
 	rc->state = RC_ACCEPTING;
 	rc->res = MC_WANT_INPUT;
 	mc_conn_init(&rc->mc, srv, id);
+	rc->mc.rset = rc_rset;
+	rc->mc.xprt = rc;
 	rc->next = r->bucket[id % RDMA_BUCKETS];
 	r->bucket[id % RDMA_BUCKETS] = rc;
 	srv->c.conn_structures++;
@@ -451,6 +494,14 @@ static struct rconn *on_completion(struct rdma_srv *r,
 	if (!rc || rc->gen != c->wr_id >> 16) {
 		zombie_done(r, c);	/* of a connection already gone */
 		return NULL;
+	}
+	if (kind == WR_STCRW && rc->stcrw_out) {
+		/* Timed out or cancelled is the rset's failure, not ours. */
+		rc->stcrw_out--;
+		if (c->status)
+			r->srv->c.rdma_rset_failures++;
+		mc_rset_done(&rc->mc, c->status, c->byte_len);
+		return rc;
 	}
 	if (kind == WR_RECV && i < KV_RECV_DEPTH && rc->recvs_out)
 		rc->recvs_out--;

@@ -103,6 +103,22 @@ static int basic(void)
 		      !memcmp(o, buf, olen), "one-sided get of %zu bytes: %s",
 		      sizes[i], strerror(-err));
 	}
+	/* The same sizes by FRRWP (rset): the module writes the value. */
+	for (i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "rset:%zu", i);
+		for (j = 0; j < sizes[i]; j++)
+			buf[j] = (char)(j * 13 + i);
+		err = kvc_rset(&k, key, buf, sizes[i], 7, 0);
+		CHECK(!err, "rset %zu bytes: %s", sizes[i], strerror(-err));
+		err = kvc_get(&k, key, &v, &len, &fl);
+		CHECK(!err && len == sizes[i] && fl == 7 &&
+		      !memcmp(v, buf, len), "get after rset of %zu bytes: %s",
+		      sizes[i], strerror(-err));
+	}
+	err = kvc_rset(&k, "toobig", buf, 1u << 20, 0, 0);
+	CHECK(err == -E2BIG, "rset of 1 MiB: %s", strerror(-err));
 	err = kvc_store(&k, "set", "toobig", buf, 1u << 20, 0, 0);
 	CHECK(err == -E2BIG, "1 MiB value: %s", strerror(-err));
 	err = kvc_store(&k, "add", "size:1", "x", 1, 0, 0);
@@ -253,7 +269,8 @@ static int recency(const char *mode, bool expect_kept)
 
 /*
  * Hostile clients: one sends a message larger than the daemon's RECVs,
- * one sends a storage command with a negative length, one tries an atomic
+ * one sends a storage command with a negative length and an rset whose
+ * CRW never comes, one tries an atomic
  * on the READ-only index; the daemon ends the first connection, answers
  * the second with an error, the third's atomic fails at the NIC, and it
  * keeps serving.
@@ -294,6 +311,13 @@ static int hostile(void)
 		return -1;
 	err = kvc_command(&h, "set x 0 0 -5", &v, &len);
 	CHECK(!err && strstr(v, "ERROR"), "a negative length: %s",
+	      err ? strerror(-err) : v);
+	/* An rset whose CRW never comes: refused after its deadline. */
+	err = kvc_command(&h, "rset lonely 0 0 100 77", &v, &len);
+	CHECK(!err && strstr(v, "SERVER_ERROR rset"), "a lonely rset: %s",
+	      err ? strerror(-err) : v);
+	err = kvc_command(&h, "version", &v, &len);
+	CHECK(!err && strstr(v, "VERSION"), "served after it: %s",
 	      err ? strerror(-err) : v);
 	kvc_close(&h);
 

@@ -55,6 +55,9 @@ tap "mrrcd.mrrckv_round_trip" sh -c "
 	$b/mrrckv -r -s $addr -p $port set f - 7 < $out/v.bin &&
 	$b/mrrckv -r -s $addr -p $port get f | cmp - $out/v.bin &&
 	$b/mrrckv -r -s $addr -p $port oget f | cmp - $out/v.bin &&
+	$b/mrrckv -r -F -s $addr -p $port set g - < $out/v.bin &&
+	$b/mrrckv -s 127.0.0.1 -p $port get g | cmp - $out/v.bin &&
+	$b/mrrckv -s 127.0.0.1 -p $port cmd 'rset x 0 0 1 1' | grep -q '^ERROR' &&
 	$b/mrrckv -s 127.0.0.1 -p $port get f | cmp - $out/v.bin &&
 	! $b/mrrckv -r -s $addr -p $port oget nothing-here"
 tap "mrrcd.mrrckv_valgrind_clean" sh -c "valgrind -q --error-exitcode=99 \
