@@ -197,8 +197,10 @@ static int kvc_poll(struct kvc *k, uint64_t seq, bool *done, int *status)
 		}
 		if (kind == WR_CRW) {
 			/* Whoever polls: kvc_rset() may be reading a line. */
-			k->crw_pending = false;
-			k->crw_status = c[i].status;
+			if (c[i].wr_id >> 16 == k->crw_seq) {
+				k->crw_pending = false;
+				k->crw_status = c[i].status;
+			}
 			continue;
 		}
 		if (c[i].status) {
@@ -283,6 +285,11 @@ static int send_all(struct kvc *k, const char *p, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int kvc_send(struct kvc *k, const void *p, size_t len)
+{
+	return send_all(k, p, len);
 }
 
 /* More input: at least one byte, or an error. */
@@ -603,6 +610,23 @@ int kvc_get(struct kvc *k, const char *key, const char **val, size_t *len,
 	return 0;
 }
 
+/*
+ * Take back an rset's CRW: cancelled, and its completion seen; if that
+ * cannot be had, the connection destroyed, which flushes it.  Either way
+ * the module no longer reads the caller's buffer when this returns.
+ */
+static void crw_abort(struct kvc *k)
+{
+	mrrc_cancel(k->fd, k->conn, MRRC_OP_CRW, k->tag);
+	while (k->crw_pending) {
+		if (kvc_poll(k, 0, NULL, NULL)) {
+			mrrc_destroy(k->fd, k->conn);
+			k->crw_pending = false;
+			k->dead = true;
+		}
+	}
+}
+
 int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
 	     uint32_t flags, uint32_t exptime)
 {
@@ -626,6 +650,7 @@ int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
 		return err;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	k->seq++;
+	k->crw_seq = k->seq;
 	w.wr_id = k->seq << 16 | WR_CRW << 8;
 	w.addr = (uintptr_t)val;
 	w.len = len;
@@ -640,24 +665,32 @@ int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
 		return err;
 	}
 	err = line(k, &l);
-	if (err)
+	if (err) {
+		crw_abort(k);
 		return err;
-	if (line_is(k, l, "STORED"))
+	}
+	if (line_is(k, l, "STORED")) {
 		st = 0;
-	else if (line_is(k, l, "SERVER_ERROR object too large for cache"))
+	} else if (line_is(k, l, "SERVER_ERROR object too large for cache")) {
 		st = -E2BIG;
-	else if (l > 13 && !memcmp(k->in + k->in_off, "SERVER_ERROR", 12))
+	} else if (l > 13 && !memcmp(k->in + k->in_off, "SERVER_ERROR", 12)) {
 		st = -EIO;
-	else
+	} else {
+		crw_abort(k);
 		return broken(k);
+	}
 	k->in_off += l;
 	/* A refused rset leaves our CRW unmatched: take it back. */
-	if (st)
-		mrrc_cancel(k->fd, k->conn, MRRC_OP_CRW, k->tag);
+	if (st) {
+		crw_abort(k);
+		return st;
+	}
 	while (k->crw_pending) {
 		err = kvc_poll(k, 0, NULL, NULL);
-		if (err)
+		if (err) {
+			crw_abort(k);
 			return err;
+		}
 	}
 	if (!st && k->crw_status)
 		st = k->crw_status;

@@ -60,6 +60,7 @@ struct kvc {
 	uint64_t seq;		/* wr_id of the READ being waited for */
 	uint64_t tag;		/* the last rset's CRW tag */
 	bool crw_pending;	/* its CRW has not completed yet */
+	uint64_t crw_seq;	/* and its wr_id's sequence number */
 	int crw_status;		/* how it completed */
 	bool clock_due;		/* refresh the header's clock with next READ */
 	enum kvc_meta meta;
@@ -94,6 +95,9 @@ int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
  * last line (END, OK, or the only line), NUL-terminated, in *reply. */
 int kvc_command(struct kvc *k, const char *line, const char **reply,
 		size_t *len);
+
+/* Raw bytes into the request stream (over RDMA, one SEND per 64 KiB). */
+int kvc_send(struct kvc *k, const void *p, size_t len);
 
 /* One-sided GET; -ENOENT on a miss, -EOPNOTSUPP without an arena. */
 int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,

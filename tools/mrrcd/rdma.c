@@ -428,9 +428,19 @@ static int rc_pump(struct rdma_srv *r, struct rconn *rc)
 			progress = true;
 		}
 		if (rc->state != RC_ACCEPTING) {
+			enum mc_result was = rc->res;
+
 			rc->res = mc_process(&rc->mc);
 			if (rc->res == MC_DONE)
 				rc->state = RC_CLOSING;
+			/*
+			 * Unblocked (an rset done, replies drained) with
+			 * input queued: go round to feed it, even if this
+			 * produced nothing to send (noreply).
+			 */
+			if (was != MC_WANT_INPUT && rc->res == MC_WANT_INPUT &&
+			    rc->rq_n)
+				progress = true;
 		}
 		while (mc_out_pending(&rc->mc) && rc->sends_out < KV_SEND_DEPTH) {
 			size_t n = mc_out_pending(&rc->mc);

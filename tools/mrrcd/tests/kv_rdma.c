@@ -117,6 +117,42 @@ static int basic(void)
 		      !memcmp(v, buf, len), "get after rset of %zu bytes: %s",
 		      sizes[i], strerror(-err));
 	}
+	/*
+	 * rset noreply, then a get in a SEND of its own that arrives while
+	 * the value is still to come: answered once it has come.  On a
+	 * connection of its own, as the stream is left one reply ahead.
+	 */
+	{
+		static const char a[] = "rset nr 0 0 3000 900 noreply\r\n";
+		static const char b[] = "get nr\r\n";
+		struct mrrc_wr w = {
+			.opcode = MRRC_OP_CRW, .addr = (uintptr_t)buf,
+			.len = 3000, .tag = 900, .wr_id = 0xff00,
+		};
+		struct kvc q;
+		bool got;
+
+		if (connect_rdma(&q))
+			return -1;
+		w.conn = q.conn;
+		memset(buf, 'n', 3000);
+		err = kvc_send(&q, a, sizeof(a) - 1);
+		err = err ?: kvc_send(&q, b, sizeof(b) - 1);
+		err = err ?: mrrc_post(q.fd, &w, 1, NULL);
+		CHECK(!err, "rset noreply: %s", strerror(-err));
+		/* Its reply must come with nothing more sent: 5 s. */
+		for (j = 0, got = 0; j < 50 && !got; j++) {
+			struct mrrc_cqe c;
+
+			if (mrrc_poll_cq(q.fd, &c, 1) == 1)
+				got = c.opcode == MRRC_OP_RECV && !c.status &&
+				      c.byte_len >= 3000;
+			else
+				mrrc_wait(q.fd, 100);
+		}
+		CHECK(got, "a get queued behind rset noreply was not answered");
+		kvc_close(&q);
+	}
 	err = kvc_rset(&k, "toobig", buf, 1u << 20, 0, 0);
 	CHECK(err == -E2BIG, "rset of 1 MiB: %s", strerror(-err));
 	err = kvc_store(&k, "set", "toobig", buf, 1u << 20, 0, 0);
