@@ -67,7 +67,7 @@ LIB_SO_OBJS := $(patsubst lib/%.c,$(B)/lib/so/%.o,$(LIB_SRCS))
 VERSION_H := $(B)/include/mrrc/mrrc_version.h
 # Everything userspace is rebuilt when the compiler flags change.
 CFLAGS_STAMP := $(B)/.user-cflags
-LIB_HDRS := lib/libmrrc.h uapi/mrrc_abi.h $(VERSION_H) $(CFLAGS_STAMP)
+LIB_HDRS := lib/libmrrc.h lib/mark_defined.h uapi/mrrc_abi.h $(VERSION_H) $(CFLAGS_STAMP)
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
 	tools/mrrc/stat.c tools/mrrc/ctx.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h

@@ -16,18 +16,7 @@
 
 #define LIBMRRC_INTERNAL
 #include "libmrrc.h"
-
-/*
- * What the module writes into caller arrays through an ioctl argument's
- * pointer, valgrind cannot see: tell it, so that programs using the
- * library run clean under memcheck.  A few instructions otherwise.
- */
-#if defined(__has_include) && __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define mark_defined(p, len) VALGRIND_MAKE_MEM_DEFINED(p, len)
-#else
-#define mark_defined(p, len) do { } while (0)
-#endif
+#include "mark_defined.h"
 
 #define MRRC_EXPORT __attribute__((visibility("default")))
 

@@ -22,14 +22,7 @@
 #include "hash.h"
 #include "kvclient.h"
 #include "libmrrc.h"
-
-/* What the NIC writes, valgrind cannot see (libmrrc.c does the same). */
-#if defined(__has_include) && __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define mark_defined(p, len) VALGRIND_MAKE_MEM_DEFINED(p, len)
-#else
-#define mark_defined(p, len) do { } while (0)
-#endif
+#include "mark_defined.h"
 
 #define WR_RECV		1u
 #define WR_SEND		2u
@@ -818,16 +811,17 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 	k->seq++;
 	memset(w, 0, sizeof(w));
 	if (k->clock_due && len == MRRCD_PROBE * MRRCD_SLOT_SIZE) {
-		size_t from = offsetof(struct mrrcd_arena_hdr, clock);
-		size_t to = offsetof(struct mrrcd_arena_hdr, reserved0);
-		const struct kvc_seg *h = seg_of(k, from, to - from);
+		const struct kvc_seg *h = seg_of(k, MRRCD_HDR_CLOCK_OFF,
+						 MRRCD_HDR_CLOCK_LEN);
 
 		if (h) {
 			w[n++] = (struct mrrc_wr){
 				.wr_id = WR_READ << 8, .conn = k->conn,
 				.opcode = MRRC_OP_READ,
-				.addr = (uintptr_t)k->win, .len = to - from,
-				.remote_addr = h->addr + from - h->off,
+				.addr = (uintptr_t)k->win,
+				.len = MRRCD_HDR_CLOCK_LEN,
+				.remote_addr = h->addr + MRRCD_HDR_CLOCK_OFF -
+					       h->off,
 				.rkey = h->rkey,
 			};
 		}
@@ -843,11 +837,9 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 		return err;
 	mark_defined(dst, len);
 	if (n == 2) {
-		mark_defined(k->win, w[0].len);
-		size_t from = offsetof(struct mrrcd_arena_hdr, clock);
-		size_t to = offsetof(struct mrrcd_arena_hdr, reserved0);
-
-		memcpy((unsigned char *)&k->rem.hdr + from, k->win, to - from);
+		mark_defined(k->win, MRRCD_HDR_CLOCK_LEN);
+		memcpy((unsigned char *)&k->rem.hdr + MRRCD_HDR_CLOCK_OFF,
+		       k->win, MRRCD_HDR_CLOCK_LEN);
 		k->clock_due = false;
 	}
 	if (dst != buf)

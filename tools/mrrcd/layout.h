@@ -163,6 +163,11 @@ static inline uint64_t mrrcd_counter_off(const struct mrrcd_arena_hdr *h,
 	return h->counters_off + (slot_off - h->index_off) / MRRCD_SLOT_SIZE * 8;
 }
 
+/* Header bytes of clock, oldest_cas and oldest_live: one READ refreshes them. */
+#define MRRCD_HDR_CLOCK_OFF	offsetof(struct mrrcd_arena_hdr, clock)
+#define MRRCD_HDR_CLOCK_LEN	(offsetof(struct mrrcd_arena_hdr, reserved0) - \
+				 MRRCD_HDR_CLOCK_OFF)
+
 #define MRRCD_SLOT_SUM_BYTES	offsetof(struct mrrcd_slot, checksum)
 #define MRRCD_ITEM_SUM_BYTES	offsetof(struct mrrcd_item, hdr_sum)
 

@@ -6,7 +6,7 @@
 # are `make mrrcd-tests` (tools/mrrcd/check.sh runs them).
 
 MRRCD_DIR := tools/mrrcd
-MRRCD_HDRS := $(wildcard $(MRRCD_DIR)/*.h)
+MRRCD_HDRS := $(wildcard $(MRRCD_DIR)/*.h) lib/mark_defined.h
 MRRCD_CORE := $(MRRCD_DIR)/store.c $(MRRCD_DIR)/proto.c $(MRRCD_DIR)/hash.c
 MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_DIR)/rdma.c $(MRRCD_CORE)
 MRRCKV_SRCS := $(MRRCD_DIR)/mrrckv.c $(MRRCD_DIR)/kvclient.c \

@@ -325,17 +325,21 @@ static void store_reply(struct mc_conn *c, int err)
 	}
 }
 
-/* The data block is all there: check its CRLF and store it. */
-static void store_complete(struct mc_conn *c, const char *data)
+/* Answer a storage request that failed; a failed set, as memcached's,
+ * does not leave the old value behind. */
+static void store_fail(struct mc_conn *c, const char *why)
+{
+	reply(c, why);
+	if (c->st.mode == STORE_SET)
+		store_delete(c->srv->store, c->st.key, c->st.key_len);
+}
+
+/* Store the request's value, len bytes at data, and answer. */
+static void store_value(struct mc_conn *c, const char *data, size_t len)
 {
 	struct mc_store_req *r = &c->st;
-	size_t len = r->need - 2;
 	int err;
 
-	if (data[len] != '\r' || data[len + 1] != '\n') {
-		reply(c, "CLIENT_ERROR bad data chunk");
-		return;
-	}
 	err = store_put(c->srv->store, r->mode, r->key, r->key_len, data, len,
 			r->flags, r->exptime, r->cas, NULL);
 	if (err && err != -EEXIST && err != -ENOENT && r->mode == STORE_SET)
@@ -343,44 +347,71 @@ static void store_complete(struct mc_conn *c, const char *data)
 	store_reply(c, err);
 }
 
+/* The data block is all there: check its CRLF and store it. */
+static void store_complete(struct mc_conn *c, const char *data)
+{
+	size_t len = c->st.need - 2;
+
+	if (data[len] != '\r' || data[len + 1] != '\n') {
+		reply(c, "CLIENT_ERROR bad data chunk");
+		return;
+	}
+	store_value(c, data, len);
+}
+
 /* Refuse a well-formed storage request and skip its data block. */
 static void store_refuse(struct mc_conn *c, const char *why, uint64_t bytes)
 {
-	reply(c, why);
-	/* As memcached: a failed set must not leave the old value behind. */
-	if (c->st.mode == STORE_SET)
-		store_delete(c->srv->store, c->st.key, c->st.key_len);
+	store_fail(c, why);
 	c->swallow = bytes + 2;
 	c->state = MC_SWALLOW;
+}
+
+/*
+ * What storage lines share, into c->st: <key> <flags> <exptime> <bytes>,
+ * one more number if extra is not NULL (cas's unique, rset's tag), then
+ * noreply.  false after answering a malformed line.
+ */
+static bool store_line(struct mc_conn *c, const struct tok *t, size_t nt,
+		       enum store_mode mode, uint64_t *bytes, uint64_t *extra)
+{
+	struct mc_store_req *r = &c->st;
+	size_t want = extra ? 6 : 5;
+	uint64_t flags;
+	int64_t exptime;
+
+	if (nt != want && nt != want + 1) {
+		reply(c, "ERROR");
+		return false;
+	}
+	c->noreply = nt == want + 1 && tok_is(&t[want], "noreply");
+	if (!key_ok(&t[1]) || !parse_u64(&t[2], UINT32_MAX, &flags) ||
+	    !parse_i64(&t[3], &exptime) ||
+	    !parse_u64(&t[4], INT32_MAX - 2, bytes) ||
+	    (extra && !parse_u64(&t[5], UINT64_MAX, extra))) {
+		reply(c, "CLIENT_ERROR bad command line format");
+		return false;
+	}
+	r->mode = mode;
+	memcpy(r->key, t[1].p, t[1].len);
+	r->key_len = t[1].len;
+	r->flags = (uint32_t)flags;
+	r->exptime = mc_exptime(exptime, now32(c));
+	r->cas = 0;
+	return true;
 }
 
 static void cmd_store(struct mc_conn *c, const struct tok *t, size_t nt,
 		      enum store_mode mode)
 {
 	struct mc_store_req *r = &c->st;
-	size_t want = mode == STORE_CAS ? 6 : 5;
-	uint64_t flags, bytes, cas = 0;
-	int64_t exptime;
+	uint64_t bytes, cas = 0;
 	size_t avail;
 
-	if (nt != want && nt != want + 1) {
-		reply(c, "ERROR");
+	if (!store_line(c, t, nt, mode, &bytes,
+			mode == STORE_CAS ? &cas : NULL))
 		return;
-	}
-	c->noreply = nt == want + 1 && tok_is(&t[want], "noreply");
-	if (!key_ok(&t[1]) || !parse_u64(&t[2], UINT32_MAX, &flags) ||
-	    !parse_i64(&t[3], &exptime) ||
-	    !parse_u64(&t[4], INT32_MAX - 2, &bytes) ||
-	    (mode == STORE_CAS && !parse_u64(&t[5], UINT64_MAX, &cas))) {
-		reply(c, "CLIENT_ERROR bad command line format");
-		return;
-	}
 	c->srv->c.cmd_set++;
-	r->mode = mode;
-	memcpy(r->key, t[1].p, t[1].len);
-	r->key_len = t[1].len;
-	r->flags = (uint32_t)flags;
-	r->exptime = mc_exptime(exptime, now32(c));
 	r->cas = cas;
 	if (!store_fits(r->key_len, bytes)) {
 		store_refuse(c, "SERVER_ERROR object too large for cache",
@@ -417,47 +448,38 @@ static void cmd_store(struct mc_conn *c, const struct tok *t, size_t nt,
 static void cmd_rset(struct mc_conn *c, const struct tok *t, size_t nt)
 {
 	struct mc_store_req *r = &c->st;
-	uint64_t flags, bytes, tag;
-	int64_t exptime;
+	uint64_t bytes, tag;
+	char why[96];
 	int err;
 
-	if (!c->rset || (nt != 6 && nt != 7)) {
+	if (!c->rset) {
 		reply(c, "ERROR");
 		return;
 	}
-	c->noreply = nt == 7 && tok_is(&t[6], "noreply");
-	if (!key_ok(&t[1]) || !parse_u64(&t[2], UINT32_MAX, &flags) ||
-	    !parse_i64(&t[3], &exptime) ||
-	    !parse_u64(&t[4], INT32_MAX - 2, &bytes) || !bytes ||
-	    !parse_u64(&t[5], UINT64_MAX, &tag)) {
+	if (!store_line(c, t, nt, STORE_SET, &bytes, &tag))
+		return;
+	if (!bytes) {
 		reply(c, "CLIENT_ERROR bad command line format");
 		return;
 	}
 	c->srv->c.cmd_set++;
-	r->mode = STORE_SET;
-	memcpy(r->key, t[1].p, t[1].len);
-	r->key_len = t[1].len;
-	r->flags = (uint32_t)flags;
-	r->exptime = mc_exptime(exptime, now32(c));
-	r->cas = 0;
 	if (!store_fits(r->key_len, bytes)) {
-		reply(c, "SERVER_ERROR object too large for cache");
-		store_delete(c->srv->store, r->key, r->key_len);
+		store_fail(c, "SERVER_ERROR object too large for cache");
 		return;
 	}
 	r->need = bytes;
 	if (c->srv->staged + r->need > MC_STAGE_MAX ||
 	    !(r->data = aligned_alloc(4096, (bytes + 4095) & ~4095ULL))) {
-		reply(c, "SERVER_ERROR out of memory storing object");
-		store_delete(c->srv->store, r->key, r->key_len);
+		store_fail(c, "SERVER_ERROR out of memory storing object");
 		return;
 	}
 	c->srv->staged += r->need;
 	err = c->rset(c, r->data, bytes, tag);
 	if (err) {
 		stage_release(c);
-		reply_fmt(c, "SERVER_ERROR rset: %s", strerror(-err));
-		store_delete(c->srv->store, r->key, r->key_len);
+		snprintf(why, sizeof(why), "SERVER_ERROR rset: %s",
+			 strerror(-err));
+		store_fail(c, why);
 		return;
 	}
 	c->state = MC_RDMA;
@@ -466,21 +488,17 @@ static void cmd_rset(struct mc_conn *c, const struct tok *t, size_t nt)
 void mc_rset_done(struct mc_conn *c, int status, size_t len)
 {
 	struct mc_store_req *r = &c->st;
-	int err;
+	char why[96];
 
 	if (c->state != MC_RDMA)
 		return;
 	c->state = MC_CMD;
 	if (status || len != r->need) {
-		reply_fmt(c, "SERVER_ERROR rset: %s",
-			  status ? strerror(-status) : "short write");
-		store_delete(c->srv->store, r->key, r->key_len);
+		snprintf(why, sizeof(why), "SERVER_ERROR rset: %s",
+			 status ? strerror(-status) : "short write");
+		store_fail(c, why);
 	} else {
-		err = store_put(c->srv->store, STORE_SET, r->key, r->key_len,
-				r->data, len, r->flags, r->exptime, 0, NULL);
-		if (err)
-			store_delete(c->srv->store, r->key, r->key_len);
-		store_reply(c, err);
+		store_value(c, r->data, len);
 	}
 	stage_release(c);
 }

@@ -33,15 +33,8 @@
 #include "kvwire.h"
 #include "libmrrc.h"
 #include "rdma.h"
+#include "mark_defined.h"
 #include "store.h"
-
-/* What the NIC writes, valgrind cannot see (libmrrc.c does the same). */
-#if defined(__has_include) && __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define mark_defined(p, len) VALGRIND_MAKE_MEM_DEFINED(p, len)
-#else
-#define mark_defined(p, len) do { } while (0)
-#endif
 
 #define POLL_BATCH	64
 #define POLL_ROUNDS	16	/* batches per event: others get their turn */

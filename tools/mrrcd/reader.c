@@ -41,12 +41,9 @@ int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
 
 int mrrcd_remote_clock(struct mrrcd_remote *r)
 {
-	/* clock, oldest_cas, oldest_live: contiguous (layout.h), one READ. */
-	size_t from = offsetof(struct mrrcd_arena_hdr, clock);
-	size_t to = offsetof(struct mrrcd_arena_hdr, reserved0);
-
-	return r->read(r->ctx, from, (unsigned char *)&r->hdr + from,
-		       to - from);
+	return r->read(r->ctx, MRRCD_HDR_CLOCK_OFF,
+		       (unsigned char *)&r->hdr + MRRCD_HDR_CLOCK_OFF,
+		       MRRCD_HDR_CLOCK_LEN);
 }
 
 static bool slot_ok(const struct mrrcd_slot *sl)
