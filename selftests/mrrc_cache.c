@@ -594,10 +594,10 @@ TEST(capacity_never_exceeded)
 	for (int k = 0; k < 4; k++) {
 		int fd = open_cache(MRRC_MODE_MODEL, policies[k], 64, 20);
 		uint32_t held[8] = { 0 };
-		unsigned int seed = 42;
+		unsigned int seed = 42, iters = test_iters(3000, 1000);
 
 		ASSERT_LE(0, fd);
-		for (int i = 0; i < 3000; i++) {
+		for (unsigned int i = 0; i < iters; i++) {
 			uint64_t page = rand_r(&seed) % 256;
 			uint64_t len = (1 + rand_r(&seed) % 8) * P -
 				       rand_r(&seed) % 100;

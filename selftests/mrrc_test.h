@@ -69,6 +69,20 @@ static inline int sh(const char *fmt, ...)
 	return st < 0 ? -1 : WEXITSTATUS(st);
 }
 
+/*
+ * Iterations of a long loop: @n, or @quick when MRRC_TEST_QUICK is set.
+ * The debug kernel's lane of make check sets it, so that the loops whose
+ * length only buys more of the same (the bursts of thousands of tags, the
+ * random workloads) stay within its time budget there; the stock kernels'
+ * lanes and make check-full run them whole.
+ */
+static inline unsigned int test_iters(unsigned int n, unsigned int quick)
+{
+	const char *q = getenv("MRRC_TEST_QUICK");
+
+	return q && *q && strcmp(q, "0") ? quick : n;
+}
+
 /* Count output lines of a shell command that contain @needle. */
 static inline int count_lines(const char *cmd, const char *needle)
 {

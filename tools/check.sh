@@ -14,10 +14,11 @@
 #            each way round)
 #   debug    the debug guest kernel (KASAN, KFENCE, lockdep, kmemleak,
 #            fault injection; tools/vm/debug-kernel.sh builds it once per
-#            machine): the single-VM selftests, the fault-injection sweep
-#            and a short seeded fuzz run.  With MRRC_CHECK_FULL=1 (make
-#            check-full) also the two-VM suites with the debug kernel on
-#            each side and a longer fuzz run.
+#            machine): the single-VM selftests with their long loops
+#            shortened (MRRC_TEST_QUICK), the fault-injection sweep and a
+#            short seeded fuzz run.  With MRRC_CHECK_FULL=1 (make
+#            check-full) the loops whole, the two-VM suites with the debug
+#            kernel on each side and a longer fuzz run.
 #
 # Every VM uses KVM where a guest boots under it, TCG otherwise
 # (tools/vm/accel.sh; VM_ACCEL=kvm|tcg|tcg-single forces one).
@@ -27,6 +28,8 @@ cd "$top"
 B=$top/build
 # Warnings are errors in every build of the check (the Makefile's WERROR).
 export WERROR=1
+# Builds use every core (the VM sections run one VM per core anyway).
+J=-j$(nproc)
 L=$B/check
 rm -rf "$L"
 mkdir -p "$L"
@@ -88,12 +91,12 @@ KVERS=$(make -s --no-print-directory -f Makefile print-kvers)
 section "static checks"
 for k in $KVERS; do
 	rm -rf "$B/kmod/$k"
-	check "kmod W=1 build, no warnings ($k)" no_warnings make -s module KVER="$k"
+	check "kmod W=1 build, no warnings ($k)" no_warnings make -s $J module KVER="$k"
 	rm -rf "$B/sparse/$k" && mkdir -p "$B/sparse/$k/selftests" &&
 		cp -a Kbuild VERSION kmod uapi "$B/sparse/$k/" &&
 		cp -a selftests/ktest "$B/sparse/$k/selftests/"
 	check "sparse C=2, no warnings ($k)" no_warnings \
-		make -s -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 \
+		make -s $J -C "/lib/modules/$k/build" M="$B/sparse/$k" C=2 W=1 \
 		MRRC_KTEST=m modules
 done
 # Clean means no finding of any level: CHECKs count too.
@@ -130,7 +133,7 @@ check "uapi header compiles standalone (C, -pedantic)" \
 check "uapi header compiles standalone (C++)" \
 	g++ -fsyntax-only -Wall -Wextra -Werror -x c++ uapi/mrrc_abi.h
 check "userspace builds with -Wall -Wextra -Werror" \
-	make -s lib tools selftests unit-tests examples
+	make -s $J lib tools selftests unit-tests examples
 check "library exports only versioned mrrc_ symbols" \
 	sh -c "nm -D --defined-only $B/lib/libmrrc.so | awk '\$2 == \"T\" { print \$3 }' |
 		grep -v '^mrrc_[a-z_0-9]*@@\{0,1\}MRRC_0\.[0-9]*\$' | grep . && exit 1 || exit 0"
@@ -178,7 +181,7 @@ cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
 cmocka mrrc-replay "$B/tests/test_replay"
 cmocka libmrrc-abi-compat "$B/tests/test_abi_compat"
-check "unit tests build with ASan+UBSan" make -s unit-tests TESTS_DIR="$B/tests-asan" \
+check "unit tests build with ASan+UBSan" make -s $J unit-tests TESTS_DIR="$B/tests-asan" \
 	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat; do
 	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
@@ -213,7 +216,7 @@ section "test VM"
 # run side by side, one per core.
 vms=
 for k in $KVERS; do
-	if ! make -s --no-print-directory all selftests benches initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
+	if ! make -s $J --no-print-directory all selftests benches initramfs KVER="$k" > "$L/vm-$k.log" 2>&1; then
 		result FAIL "[$k] build for the VM" "$L/vm-$k.log"
 		continue
 	fi
@@ -281,21 +284,21 @@ fi
 if [ -n "$kd" ]; then
 	out=$B/check/vm-debug
 	log=$L/vm-debug.log
-	if ! make -s --no-print-directory all selftests benches initramfs KVER="$kd" > "$log" 2>&1; then
+	if ! make -s $J --no-print-directory all selftests benches initramfs KVER="$kd" > "$log" 2>&1; then
 		result FAIL "[debug] build for the VM" "$log"
 	else
 		check "[debug] kmod W=1 build, no warnings" no_warnings \
-			sh -c "rm -rf $B/kmod/$kd && make -s module KVER=$kd"
+			sh -c "rm -rf $B/kmod/$kd && make -s $J module KVER=$kd"
 		# Two VMs side by side: the selftests in one, the fuzzer then
 		# the fault-injection sweep in the other (the selftests take
 		# about as long as the other two together).
-		fz=${FUZZ_SECONDS:-60}
-		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600}
+		fz=${FUZZ_SECONDS:-60} quick=1
+		[ -z "${MRRC_CHECK_FULL:-}" ] || fz=${FUZZ_SECONDS:-600} quick=0
 		seed=${FUZZ_SEED:-1}
 		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
 		mkdir -p "$out"
-		( tools/vm/run.sh "$kd" "MRRC_NO_MRRCD=1 selftests/run.sh $out" >> "$log" 2>&1
+		( tools/vm/run.sh "$kd" "MRRC_TEST_QUICK=$quick MRRC_NO_TOOLS=1 MRRC_NO_MRRCD=1 selftests/run.sh $out" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
 		  echo "   (debug: selftests took $(($(date +%s) - t0)) s)" ) &
 		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" > "$flog" 2>&1
@@ -303,7 +306,7 @@ if [ -n "$kd" ]; then
 		  echo "   (debug: fuzz and fault injection took $(($(date +%s) - t0)) s)" ) &
 		wait
 		tap "[debug]" "$out"/*.tap
-		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth tools; do
+		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth; do
 			reported "[debug] $p" "$out/$p.tap" "$([ $p = mrrc_fail_nth ] && echo "$flog" || echo "$log")"
 		done
 		vm_status "[debug]" "$(cat "$L/vm-debug.status" 2>/dev/null || echo 124)" \
