@@ -171,6 +171,7 @@ $(B)/tools/mrrc: $(TOOL_SRCS) $(TOOL_HDRS) $(B)/lib/libmrrc.a
 
 # What the benchmarks and mrrc-replay share: -d DEV, strict numbers, JSON.
 BENCHJSON := tools/bench/benchjson.c tools/bench/benchjson.h
+BENCHCONN := tools/bench/benchconn.c tools/bench/benchconn.h
 
 REPLAY_SRCS := tools/replay/main.c tools/replay/trace.c tools/replay/replay.c \
 	tools/replay/refsim.c tools/bench/benchjson.c
@@ -208,18 +209,20 @@ $(B)/examples/%: examples/%.c examples/example.h $(STAGE)/.stamp
 
 examples: $(EXAMPLES)
 
-$(B)/bench-bin/%: tools/bench/%.c $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+$(B)/bench-bin/%: tools/bench/%.c $(BENCHJSON) $(BENCHCONN) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c $(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c \
+		tools/bench/benchconn.c $(B)/lib/libmrrc.a
 
 $(B)/bench-bin/%: tools/bench/%.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
 # BENCH=peers measures UCX too: Debian's libucx-dev (tools/deps.sh).
-$(B)/bench-bin/bench_peers: tools/bench/bench_peers.c $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+$(B)/bench-bin/bench_peers: tools/bench/bench_peers.c $(BENCHJSON) $(BENCHCONN) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c $(B)/lib/libmrrc.a -lucp -lucs
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $< tools/bench/benchjson.c \
+		tools/bench/benchconn.c $(B)/lib/libmrrc.a -lucp -lucs
 
 benches: $(BENCHES)
 

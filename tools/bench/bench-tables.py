@@ -171,6 +171,44 @@ def t_evict(datadir):
                   "sync mean", "async mean", "sync/async"], body) + where(rows)
 
 
+def t_post(datadir, kernel=None):
+    """Registration inside a POST: what a hit and a miss add per operation."""
+    rows = of_kernel(load(datadir, "reg"), kernel)
+    body = []
+    for b in (1, 16, 64):
+        def v(metric, mode):
+            return pick(rows, metric=metric, mode=mode, size_bytes=4096, batch=b)
+        held = v("latency_median", "post_held")
+        if held is None:
+            continue
+        cells = [str(b), us(held)]
+        for mode in ("hit_in_post", "miss_in_post"):
+            add, frac = v("added_latency_median", mode), v("added_vs_ordinary", mode)
+            cells += [us(add), "—" if frac is None else f"1/{1 / frac:.0f}"
+                      if 0 < frac < 0.5 else f"{frac:.2f}"]
+        body.append(cells)
+    if not body:
+        raise DataError("reg: no post_held lines")
+    return table(["batch", "held POST / op", "hit adds", "of ordinary",
+                  "miss adds", "of ordinary"], body) + where(rows)
+
+
+def t_cold_write(datadir, kernel=None):
+    """A buffer made usable and written once: miss in the POST vs ordinary."""
+    rows = of_kernel(load(datadir, "reg"), kernel)
+    body = []
+    for s in SIZES:
+        m = pick(rows, metric="latency_median", mode="miss_write", size_bytes=s)
+        o = pick(rows, metric="latency_median", mode="ordinary_write", size_bytes=s)
+        if m is None or o is None:
+            continue
+        body.append([size_name(s), us(o), us(m), ratio(m, o)])
+    if not body:
+        raise DataError("reg: no miss_write lines")
+    return table(["size", "ordinary reg + write (µs)", "miss in POST (µs)",
+                  "miss/ordinary"], body) + where(rows)
+
+
 def t_ops(datadir):
     rows = load(datadir, "ops")
     body = []
@@ -274,7 +312,7 @@ def t_kv(datadir, kernel=None, lat="p50"):
 
 
 TABLES = {"kv": t_kv, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
-          "ops": t_ops, "frrwp": t_frrwp}
+          "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 
 
 def render(text, datadir):

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "benchconn.h"
 #include "benchjson.h"
 #include "libmrrc.h"
 
@@ -51,26 +52,6 @@ static int cmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int wait_ev(int fd, int ev)
-{
-	struct mrrc_cqe c;
-	int n;
-
-	for (;;) {
-		n = mrrc_poll_cq(fd, &c, 1);
-		if (n < 0)
-			return n;
-		if (!n) {
-			mrrc_wait(fd, 1000);
-			continue;
-		}
-		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
-			return c.conn;
-		if (c.opcode == MRRC_OP_EVENT)
-			return -EPROTO;
-	}
 }
 
 /* The buffer of transaction @i of a configuration: fresh when cold. */
@@ -128,7 +109,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	bench_options(argc, argv, "bench_frrwp", "", "", 0);
-	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
+	inet_pton(AF_INET, BENCH_ADDR, &sin.sin_addr);
 	arena = arena_map();
 	if (!arena || pipe(pfd))
 		return 1;
@@ -145,10 +126,10 @@ int main(int argc, char **argv)
 		    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis) ||
 		    write(pfd[1], "l", 1) != 1)
 			_exit(1);
-		r = wait_ev(fd, MRRC_EVENT_CONNECT_REQUEST);
+		r = bench_wait_event(fd, MRRC_EVENT_CONNECT_REQUEST);
 
 		if (r < 0 || mrrc_accept(fd, r, 0) ||
-		    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0)
+		    bench_wait_event(fd, MRRC_EVENT_ESTABLISHED) < 0)
 			_exit(1);
 		conn = r;
 		memset(arena, 1, ARENA + 128 * PAGE);
@@ -170,7 +151,7 @@ int main(int argc, char **argv)
 	fd = mrrc_open(0);
 	if (fd < 0 || mrrc_bind(fd, bench_dev(), NULL) ||
 	    mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0, &conn) ||
-	    wait_ev(fd, MRRC_EVENT_ESTABLISHED) < 0) {
+	    bench_wait_event(fd, MRRC_EVENT_ESTABLISHED) < 0) {
 		fprintf(stderr, "bench_frrwp: cannot connect on %s\n",
 			bench_dev());
 		return 1;

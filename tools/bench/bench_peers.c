@@ -62,10 +62,10 @@
 
 #include <ucp/api/ucp.h>
 
+#include "benchconn.h"
 #include "benchjson.h"
 #include "libmrrc.h"
 
-#define ADDR		"10.211.0.1"
 #define MRRC_PORT	18600
 #define UCX_PORT	18640
 #define MAX_SIZE	(1u << 20)
@@ -140,63 +140,29 @@ static struct mrrc_seg rseg;
 static uint8_t *mwin;
 static uint32_t mrrc_policy;
 
-static int mrrc_wait_ev(int fd, int ev)
-{
-	struct mrrc_cqe c;
-	int n;
-
-	for (;;) {
-		n = mrrc_poll_cq(fd, &c, 1);
-		if (n < 0)
-			return n;
-		if (!n) {
-			mrrc_wait(fd, 1000);
-			continue;
-		}
-		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
-			return c.conn;
-		if (c.opcode == MRRC_OP_EVENT)
-			return -EPROTO;
-	}
-}
-
 static int mrrc_setup(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(MRRC_PORT + mrrc_policy) };
-	struct mrrc_cache_config cfg = { .size = sizeof(cfg) };
+	struct mrrc_cache_config cfg = {
+		.size = sizeof(cfg), .policy = mrrc_policy,
+	};
+	struct bench_pair pr;
 	unsigned int n = 1;
-	uint32_t lis, xid, sconn;
+	uint32_t xid;
 	int r;
 
-	inet_pton(AF_INET, ADDR, &sin.sin_addr);
-	sfd = mrrc_open(0);
-	cfd = mrrc_open(0);
-	if (sfd < 0 || cfd < 0)
-		return sfd < 0 ? sfd : cfd;
-	r = mrrc_bind(sfd, bench_dev(), NULL);
-	r = r ?: mrrc_bind(cfd, bench_dev(), NULL);
-	cfg.policy = mrrc_policy;
-	r = r ?: mrrc_cache_config(cfd, &cfg);
-	r = r ?: mrrc_listen(sfd, (struct sockaddr *)&sin, 1, 0, &lis);
-	r = r ?: mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0, &cconn);
+	r = bench_pair_open(&pr, MRRC_PORT + mrrc_policy, &cfg);
 	if (r)
 		return r;
-	r = mrrc_wait_ev(sfd, MRRC_EVENT_CONNECT_REQUEST);
-	if (r < 0)
-		return r;
-	sconn = r;
-	r = mrrc_accept(sfd, sconn, 0);
-	if (r || mrrc_wait_ev(sfd, MRRC_EVENT_ESTABLISHED) < 0 ||
-	    mrrc_wait_ev(cfd, MRRC_EVENT_ESTABLISHED) < 0)
-		return r ?: -EPROTO;
+	sfd = pr.sfd;
+	cfd = pr.cfd;
+	cconn = pr.cconn;
 	mwin = aligned_alloc(4096, MAX_SIZE);
 	if (!mwin)
 		return -ENOMEM;
 	memset(mwin, 0, MAX_SIZE);
 	/* The receiver's window, exported to the sender once for the run. */
 	return mrrc_export(sfd, mwin, MAX_SIZE, MRRC_ACCESS_REMOTE_WRITE,
-			   &sconn, 1, &rseg, &n, &xid);
+			   &pr.sconn, 1, &rseg, &n, &xid);
 }
 
 static int mrrc_write(void *src, size_t len)
@@ -348,7 +314,7 @@ static int ucx_setup(void)
 		st = ucp_worker_create(uctx, &wp, &uw[1]);
 	if (st != UCS_OK)
 		return ucx_fail("ucp_worker_create", st);
-	inet_pton(AF_INET, ADDR, &sin.sin_addr);
+	inet_pton(AF_INET, BENCH_ADDR, &sin.sin_addr);
 	st = ucp_listener_create(uw[1], &lp, &lis);
 	if (st != UCS_OK)
 		return ucx_fail("ucp_listener_create", st);

@@ -28,6 +28,15 @@
  * for (module parameter async_inval=N, "inval": "sync") and left to
  * complete in the background (Y, "inval": "async", the default).
  *
+ * Then registration inside a POST, on a connection of two contexts of
+ * this process (the server listens on BENCH_ADDR): WRITEs of 4 KiB posted
+ * 1, 16 and 64 per ioctl from held registrations ("post_held"), from
+ * cached buffers ("hit_in_post") and from buffers the cache does not hold
+ * ("miss_in_post"), with what the lookup or the registration adds per
+ * operation; and a buffer made usable and written to completion, 4-128
+ * KiB, by a miss inside the POST ("miss_write") against an ordinary
+ * registration followed by the same write ("ordinary_write").
+ *
  * usage: bench_reg [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
  * rxe0).  Every line also carries the keys of the run (benchjson.h).
  */
@@ -40,6 +49,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "benchconn.h"
 #include "benchjson.h"
 #include "libmrrc.h"
 
@@ -535,12 +545,229 @@ static void evict_churn(void)
 	munmap(buf, 64 * 4096);
 }
 
+/* ---- registration inside a POST ------------------------------------ */
+
+#define POST_PORT	18530
+#define POST_WINDOW	(64 * 4096)	/* the largest batch * size */
+#define STRIDE(size)	((size) + 4096)	/* a gap page between buffers */
+
+static struct bench_pair pp;
+static struct mrrc_seg pwin;	/* the server's window, exported */
+static char *pwin_buf;
+
+/* Client context of mode @mode (policy MRE, or none when ordinary). */
+static void post_pair_open(uint32_t mode)
+{
+	struct mrrc_cache_config cfg = {
+		.mode = mode, .max_pages = 65536, .max_regions = 1024,
+		.policy = mode == MRRC_MODE_ORDINARY ? MRRC_POLICY_NONE :
+						       MRRC_POLICY_MRE,
+	};
+	unsigned int n = 1;
+	uint32_t xid;
+	int ret;
+
+	ret = bench_pair_open(&pp, POST_PORT + mode, &cfg);
+	if (ret)
+		die("connect to self", ret);
+	ret = mrrc_export(pp.sfd, pwin_buf, POST_WINDOW,
+			  MRRC_ACCESS_REMOTE_WRITE, &pp.sconn, 1, &pwin, &n,
+			  &xid);
+	if (ret)
+		die("export", ret);
+}
+
+/* Polls the client until @n operations completed, every one with 0. */
+static void reap_ops(unsigned int n)
+{
+	struct mrrc_cqe c[64];
+
+	while (n) {
+		int k = mrrc_poll_cq(pp.cfd, c, n < 64 ? n : 64);
+
+		if (k < 0)
+			die("poll", k);
+		for (int i = 0; i < k; i++)
+			if (c[i].opcode == MRRC_OP_EVENT || c[i].status)
+				die("write completion",
+				    c[i].opcode == MRRC_OP_EVENT ? -EPROTO :
+								   c[i].status);
+		n -= k;
+	}
+}
+
+static void post_wrs(struct mrrc_wr *w, unsigned int n)
+{
+	int ret = mrrc_post(pp.cfd, w, n, NULL);
+
+	if (ret)
+		die("post", ret);
+}
+
+enum post_kind { POST_HELD, POST_HIT, POST_MISS };
+static const char *const post_name[] = { "post_held", "hit_in_post",
+					 "miss_in_post" };
+
+/*
+ * @batch WRITEs of @size from distinct buffers of @buf in one POST; the
+ * ioctl's time divided by @batch, completions reaped outside it.
+ *   held  every buffer registered once and held, its handle in the WR
+ *   hit   handle 0, every buffer cached: one lookup per operation
+ *   miss  handle 0, the cache flushed before each POST: each operation
+ *         registers its buffer on the way (fast mode)
+ */
+static struct result post_cost(enum post_kind kind, char *buf, size_t size,
+			       unsigned int batch)
+{
+	static uint64_t t[MAX_ITERS];
+	struct mrrc_wr w[64];
+	uint32_t held[64] = { 0 };
+	unsigned int i, k, n = 0;
+	uint64_t start;
+	int ret;
+
+	for (k = 0; k < batch; k++) {
+		w[k] = (struct mrrc_wr){
+			.wr_id = k, .conn = pp.cconn, .opcode = MRRC_OP_WRITE,
+			.addr = (uintptr_t)buf + k * STRIDE(size), .len = size,
+			.remote_addr = pwin.addr + k * size, .rkey = pwin.rkey,
+		};
+		if (kind == POST_HELD) {
+			ret = reg(pp.cfd, buf + k * STRIDE(size), size, 0,
+				  &held[k]);
+			if (ret)
+				die("hold", ret);
+			w[k].handle = held[k];
+		}
+	}
+	start = now_ns();
+	for (i = 0; i < MAX_ITERS + 5; i++) {
+		uint64_t t0;
+
+		if (kind == POST_MISS && (ret = mrrc_flush(pp.cfd)) < 0)
+			die("flush", ret);
+		t0 = now_ns();
+		post_wrs(w, batch);
+		if (i >= 5)	/* the first round of a hit run registers */
+			t[n++] = (now_ns() - t0) / batch;
+		reap_ops(batch);
+		if (n >= MIN_ITERS && now_ns() - start > BUDGET_NS)
+			break;
+	}
+	if (kind == POST_HELD)
+		mrrc_release(pp.cfd, held, batch);
+	mrrc_flush(pp.cfd);
+	return summarize(t, n);
+}
+
+/*
+ * A buffer made usable and written once, to completion, as the
+ * application sees it: a miss inside the POST (fast mode, the cache
+ * flushed before), against an ordinary registration (ib_reg_user_mr)
+ * followed by the same write.  The deregistration is left out of both.
+ */
+static struct result write_cold(int ordinary, char *buf, size_t size)
+{
+	static uint64_t t[MAX_ITERS];
+	struct mrrc_wr w = {
+		.conn = pp.cconn, .opcode = MRRC_OP_WRITE,
+		.addr = (uintptr_t)buf, .len = size,
+		.remote_addr = pwin.addr, .rkey = pwin.rkey,
+	};
+	unsigned int i, n = 0;
+	uint64_t start = now_ns();
+	uint32_t h = 0;
+	int ret;
+
+	for (i = 0; i < MAX_ITERS + 5; i++) {
+		uint64_t t0, t1;
+
+		if (!ordinary && (ret = mrrc_flush(pp.cfd)) < 0)
+			die("flush", ret);
+		t0 = now_ns();
+		if (ordinary) {
+			ret = reg(pp.cfd, buf, size, 0, &h);
+			if (ret)
+				die("ordinary reg", ret);
+			w.handle = h;
+		}
+		post_wrs(&w, 1);
+		reap_ops(1);
+		t1 = now_ns();
+		if (ordinary)
+			mrrc_release(pp.cfd, &h, 1);
+		if (i >= 5)
+			t[n++] = t1 - t0;
+		if (n >= MIN_ITERS && now_ns() - start > BUDGET_NS)
+			break;
+	}
+	return summarize(t, n);
+}
+
+/*
+ * Lines of mode post_held, hit_in_post and miss_in_post (4 KiB, batches
+ * of 1, 16 and 64; "added" is what the lookup or the registration adds to
+ * the held POST, per operation, also as a fraction of @ord4k, an ordinary
+ * registration of 4 KiB measured in this run), then miss_write and
+ * ordinary_write at 4-128 KiB.
+ */
+static void post_costs(double ord4k)
+{
+	static const unsigned int batches[] = { 1, 16, 64 };
+	static const size_t wsizes[] = { 4096, 16384, 65536, 131072 };
+	char *buf = map_populated(64 * STRIDE(131072));
+
+	pwin_buf = map_populated(POST_WINDOW);
+	post_pair_open(MRRC_MODE_FAST);
+	for (unsigned int b = 0; b < 3; b++) {
+		struct result r[3];
+
+		cur_batch = batches[b];
+		for (int k = POST_HELD; k <= POST_MISS; k++) {
+			r[k] = post_cost(k, buf, 4096, batches[b]);
+			emit("latency_median", r[k].median, "ns", post_name[k],
+			     4096, 1, r[k].iters);
+			if (k == POST_HELD)
+				continue;
+			emit("added_latency_median", r[k].median - r[0].median,
+			     "ns", post_name[k], 4096, 1, r[k].iters);
+			emit("added_vs_ordinary",
+			     (r[k].median - r[0].median) / ord4k, "ratio",
+			     post_name[k], 4096, 1, r[k].iters);
+		}
+	}
+	cur_batch = 1;
+	{
+		struct result m[4];
+
+		for (unsigned int s = 0; s < 4; s++) {
+			m[s] = write_cold(0, buf, wsizes[s]);
+			emit("latency_median", m[s].median, "ns", "miss_write",
+			     wsizes[s], 1, m[s].iters);
+		}
+		bench_pair_close(&pp);
+		post_pair_open(MRRC_MODE_ORDINARY);
+		for (unsigned int s = 0; s < 4; s++) {
+			struct result o = write_cold(1, buf, wsizes[s]);
+
+			emit("latency_median", o.median, "ns", "ordinary_write",
+			     wsizes[s], 1, o.iters);
+			emit("ratio_vs_ordinary_write", m[s].median / o.median,
+			     "ratio", "miss_write", wsizes[s], 1, m[s].iters);
+		}
+		bench_pair_close(&pp);
+	}
+	munmap(buf, 64 * STRIDE(131072));
+	munmap(pwin_buf, POST_WINDOW);
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
 					1048576 };
 	static const unsigned long nregs[] = { 10, 1000, 100000 };
 	struct result r[NMODES], h[3];
+	double ord4k = 0;
 
 	bench_options(argc, argv, "bench_reg", "", "", 0);
 	timer_init();
@@ -553,6 +780,8 @@ int main(int argc, char **argv)
 			if (m == OVERLAP && sizes[s] < 2 * 4096)
 				continue;
 			r[m] = measure(m, sizes[s]);
+			if (m == ORDINARY && sizes[s] == 4096)
+				ord4k = r[m].median;
 			emit("latency_median", r[m].median, "ns", mode_name[m],
 			     sizes[s], 1, r[m].iters);
 			emit("latency_mean", r[m].mean, "ns", mode_name[m],
@@ -586,5 +815,6 @@ int main(int argc, char **argv)
 		     "ratio", "cached", 4096, nregs[k], h[k].iters);
 	}
 	evict_churn();
+	post_costs(ord4k);
 	return 0;
 }

@@ -11,7 +11,7 @@
  * WINDOW outstanding, completions harvested many per MRRC_IOC_POLL.
  *
  * usage: mrrc_ops [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
- * rxe0).  The server listens on 10.211.0.1 (veth0 in the test VM), which
+ * rxe0).  The server listens on BENCH_ADDR (veth0 in the test VM), which
  * must be an address of DEV's network device.  One JSON line per
  * measurement, with the keys of the run (benchjson.h).
  */
@@ -21,10 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
+#include "benchconn.h"
 #include "benchjson.h"
 #include "libmrrc.h"
 
@@ -49,55 +47,20 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int wait_ev(int fd, int ev)
-{
-	struct mrrc_cqe c;
-	int n;
-
-	for (;;) {
-		n = mrrc_poll_cq(fd, &c, 1);
-		if (n < 0)
-			return n;
-		if (!n) {
-			mrrc_wait(fd, 1000);
-			continue;
-		}
-		if (c.opcode == MRRC_OP_EVENT && c.event == ev)
-			return c.conn;
-		if (c.opcode == MRRC_OP_EVENT)
-			return -EPROTO;
-	}
-}
-
 static int setup(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(18516) };
+	struct bench_pair pr;
 	unsigned int n = 1;
-	uint32_t lis, xid;
+	uint32_t xid;
 	int r;
 
-	inet_pton(AF_INET, "10.211.0.1", &sin.sin_addr);
-	sfd = mrrc_open(0);
-	cfd = mrrc_open(0);
-	if (sfd < 0 || cfd < 0)
-		return sfd < 0 ? sfd : cfd;
-	r = mrrc_bind(sfd, bench_dev(), NULL);
-	r = r ?: mrrc_bind(cfd, bench_dev(), NULL);
+	r = bench_pair_open(&pr, 18516, NULL);
 	if (r)
 		return r;
-	r = mrrc_listen(sfd, (struct sockaddr *)&sin, 1, 0, &lis);
-	r = r ?: mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0, &cconn);
-	if (r)
-		return r;
-	r = wait_ev(sfd, MRRC_EVENT_CONNECT_REQUEST);
-	if (r < 0)
-		return r;
-	sconn = r;
-	r = mrrc_accept(sfd, sconn, 0);
-	if (r || wait_ev(sfd, MRRC_EVENT_ESTABLISHED) < 0 ||
-	    wait_ev(cfd, MRRC_EVENT_ESTABLISHED) < 0)
-		return r ?: -EPROTO;
+	sfd = pr.sfd;
+	cfd = pr.cfd;
+	sconn = pr.sconn;
+	cconn = pr.cconn;
 
 	sbuf = aligned_alloc(4096, WINDOW * 65536);
 	cbuf = aligned_alloc(4096, WINDOW * 65536);

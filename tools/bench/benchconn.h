@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * benchconn - the connections the benchmarks measure over: events awaited
+ * one at a time, and a pair of contexts connected to each other through
+ * the test VM's rxe address (tools/vm/guest.sh gives rxe0 10.211.0.1).
+ */
+#ifndef MRRC_BENCHCONN_H
+#define MRRC_BENCHCONN_H
+
+#include <stdint.h>
+
+#include "libmrrc.h"
+
+#define BENCH_ADDR "10.211.0.1"
+
+/*
+ * Waits for the next event on @fd: its connection if it is @ev,
+ * -EPROTO if it is another event, or a negative errno.  Completions of
+ * operations that come first are dropped.
+ */
+int bench_wait_event(int fd, int ev);
+
+/*
+ * Two contexts bound to bench_dev(): @cfd connected to @sfd, which
+ * listened on BENCH_ADDR:@port and accepted; both saw ESTABLISHED.  With
+ * @ccfg the client's cache is configured before it connects.
+ */
+struct bench_pair {
+	int sfd, cfd;
+	uint32_t sconn, cconn;
+};
+
+int bench_pair_open(struct bench_pair *p, uint16_t port,
+		    const struct mrrc_cache_config *ccfg);
+/* Closes both contexts (and with them the connection and the listener). */
+void bench_pair_close(struct bench_pair *p);
+
+#endif
