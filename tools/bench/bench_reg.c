@@ -638,6 +638,7 @@ static struct result post_cost(enum post_kind kind, char *buf, size_t size,
 			if (ret)
 				die("hold", ret);
 			w[k].handle = held[k];
+			w[k].flags = MRRC_WR_HANDLE;
 		}
 	}
 	start = now_ns();
@@ -690,6 +691,7 @@ static struct result write_cold(int ordinary, char *buf, size_t size)
 			if (ret)
 				die("ordinary reg", ret);
 			w.handle = h;
+			w.flags = MRRC_WR_HANDLE;
 		}
 		post_wrs(&w, 1);
 		reap_ops(1);
