@@ -25,8 +25,11 @@ int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
 	err = read(ctx, 0, h, sizeof(*h));
 	if (err)
 		return err;
+	/* Offsets first bounded, so that none of the sums below can wrap. */
 	if (h->magic != MRRCD_ARENA_MAGIC ||
 	    h->layout_version != MRRCD_LAYOUT_VERSION ||
+	    h->arena_size > (1ULL << 48) || h->index_off > h->arena_size ||
+	    h->counters_off > h->arena_size || h->heap_off > h->arena_size ||
 	    h->slot_size != MRRCD_SLOT_SIZE || h->probe != MRRCD_PROBE ||
 	    !h->home_slots || (h->home_slots & (h->home_slots - 1)) ||
 	    h->nslots != h->home_slots + h->probe - 1 ||

@@ -5,8 +5,8 @@
  * readers racing writers never seeing a torn value, and recency from
  * one-sided reads reaching the daemon's eviction.  TAP on stdout.
  *
- * usage: kv_rdma HOST PORT TEST   (TEST: basic, hostile, race, recency-faa,
- *        recency-sample, recency-none)
+ * usage: kv_rdma HOST PORT TEST   (TEST: basic, hostile, hostile-daemon,
+ *        race, recency-faa, recency-sample, recency-none)
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,9 +15,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 
 #include "kvclient.h"
+#include "kvwire.h"
 #include "libmrrc.h"
 
 static const char *host;
@@ -402,6 +405,177 @@ static int hostile(void)
 	return 0;
 }
 
+/* ---- a hostile daemon ------------------------------------------------ */
+
+/* The next event on fd: its connection if it is ev, else -EPROTO. */
+static int next_event(int fd, int ev)
+{
+	struct mrrc_cqe c;
+	int n, tries = 0;
+
+	for (;;) {
+		n = mrrc_poll_cq(fd, &c, 1);
+		if (n < 0)
+			return n;
+		if (!n) {
+			if (++tries > 100)
+				return -ETIMEDOUT;
+			mrrc_wait(fd, 100);
+			continue;
+		}
+		if (c.opcode != MRRC_OP_EVENT)
+			continue;
+		return c.event == ev ? (int)c.conn : -EPROTO;
+	}
+}
+
+/*
+ * A fake daemon on the next port: accepts one connection and sends
+ * @banner (its own export's address and key put in for "%llu %u", when
+ * @seg is set: 4 KiB that are not an arena), then waits until the client
+ * goes.  Exits 0 if all of that worked.
+ */
+static pid_t fake_daemon(unsigned int fport, const char *banner, size_t len,
+			 bool seg)
+{
+	static char out[80 * 1024];
+	int pfd[2] = { -1, -1 };
+	pid_t pid;
+	char ready;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(fport) };
+	struct mrrc_seg sg;
+	unsigned int n = 1;
+	uint32_t lis, conn, xid;
+	struct mrrc_wr w;
+	struct mrrc_cqe c;
+	char *arena;
+	int fd, r;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid) {
+		/* Once it listens (or has failed: EOF). */
+		close(pfd[1]);
+		if (pid > 0 && read(pfd[0], &ready, 1) != 1)
+			ready = 0;
+		close(pfd[0]);
+		return pid;
+	}
+	close(pfd[0]);
+	inet_pton(AF_INET, host, &sin.sin_addr);
+	arena = aligned_alloc(4096, 4096);
+	fd = mrrc_open(0);
+	if (!arena || fd < 0 || mrrc_bind(fd, "rxe0", NULL) ||
+	    mrrc_listen(fd, (struct sockaddr *)&sin, 1, 0, &lis) ||
+	    write(pfd[1], "l", 1) != 1)
+		_exit(10);
+	r = next_event(fd, MRRC_EVENT_CONNECT_REQUEST);
+	if (r < 0 || mrrc_accept(fd, r, 0) ||
+	    next_event(fd, MRRC_EVENT_ESTABLISHED) != r)
+		_exit(11);
+	conn = r;
+	memset(arena, 0x5a, 4096);
+	if (seg) {
+		if (mrrc_export(fd, arena, 4096, MRRC_ACCESS_REMOTE_READ,
+				&conn, 1, &sg, &n, &xid))
+			_exit(12);
+		len = (size_t)snprintf(out, sizeof(out), banner,
+				       (unsigned long long)sg.addr, sg.rkey);
+	} else {
+		memcpy(out, banner, len);
+	}
+	/* In SENDs of at most the client's RECV size. */
+	for (size_t off = 0; off < len; off += KV_MSG_SIZE) {
+		w = (struct mrrc_wr){
+			.wr_id = off, .conn = conn, .opcode = MRRC_OP_SEND,
+			.addr = (uintptr_t)out + off,
+			.len = len - off < KV_MSG_SIZE ? len - off : KV_MSG_SIZE,
+		};
+		if (mrrc_post(fd, &w, 1, NULL))
+			_exit(13);
+		do {
+			r = mrrc_poll_cq(fd, &c, 1);
+			if (!r)
+				mrrc_wait(fd, 100);
+		} while (!r || (r == 1 && c.opcode == MRRC_OP_EVENT));
+		if (r < 0 || c.status)
+			_exit(14);
+	}
+	/* Until the client has gone (or 10 s). */
+	next_event(fd, MRRC_EVENT_DISCONNECTED);
+	_exit(0);
+}
+
+/*
+ * A daemon that lies in its banner: every malformed one is refused with
+ * EPROTO, and a well-formed one whose segment is not an arena leaves
+ * one-sided GETs unavailable (EOPNOTSUPP), not reading from it.
+ */
+static int hostile_daemon(void)
+{
+	static char longline[70 * 1024];
+	static const struct {
+		const char *what, *banner;
+		bool seg;
+		int err;
+	} cases[] = {
+		{ "too many segments", "MRRCD-ARENA 1 4096 999\r\nEND\r\n",
+		  false, -EPROTO },
+		{ "another version", "MRRCD-ARENA 2 4096 0\r\nEND\r\n", false,
+		  -EPROTO },
+		{ "a segment past the arena",
+		  "MRRCD-ARENA 1 4096 1\r\nSEG 4000 4096 200 5 r\r\nEND\r\n",
+		  false, -EPROTO },
+		{ "a segment whose end wraps",
+		  "MRRCD-ARENA 1 4096 1\r\nSEG 1 4096 18446744073709551615 5 r\r\nEND\r\n",
+		  false, -EPROTO },
+		{ "no END", "MRRCD-ARENA 1 4096 0\r\nVERSION 1\r\n", false,
+		  -EPROTO },
+		{ "not a banner", "VERSION 1.6\r\n", false, -EPROTO },
+		{ "a line longer than 64 KiB", NULL, false, -EPROTO },
+		{ "a segment that is not an arena",
+		  "MRRCD-ARENA 1 4096 1\r\nSEG 0 %llu 4096 %u r\r\nEND\r\n",
+		  true, 0 },
+	};
+	unsigned int fport = port + 100, i;
+	const char *v;
+	size_t len;
+
+	memset(longline, 'x', sizeof(longline));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++, fport++) {
+		const char *b = cases[i].banner ?: longline;
+		size_t blen = cases[i].banner ? strlen(b) : sizeof(longline);
+		pid_t pid = fake_daemon(fport, b, blen, cases[i].seg);
+		struct kvc k;
+		int err, st;
+
+		CHECK(pid > 0, "fork");
+		err = kvc_connect_rdma(&k, NULL, host, fport);
+		if (cases[i].err) {
+			CHECK(err == cases[i].err, "%s: connect: %s", cases[i].what,
+			      strerror(-err));
+		} else {
+			CHECK(!err, "%s: connect: %s", cases[i].what,
+			      strerror(-err));
+			CHECK(!k.rem_ok, "%s: one-sided reads enabled",
+			      cases[i].what);
+			err = kvc_oget(&k, "k", &v, &len, NULL);
+			CHECK(err == -EOPNOTSUPP, "%s: oget: %s", cases[i].what,
+			      strerror(-err));
+			kvc_close(&k);
+		}
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      !WEXITSTATUS(st), "%s: the fake daemon failed (%d)",
+		      cases[i].what, st);
+		printf("# %s: %s\n", cases[i].what,
+		       cases[i].err ? "refused with EPROTO" :
+		       "connected, one-sided GETs refused");
+	}
+	return 0;
+}
+
 /*
  * One connection, a one-sided GET of key every 100 ms for up to secs
  * seconds (kv_pair.sh kills the daemon meanwhile): exit 3 when a GET
@@ -466,6 +640,8 @@ int main(int argc, char **argv)
 		r = hostile();
 	else if (!strcmp(t, "race"))
 		r = race();
+	else if (!strcmp(t, "hostile-daemon"))
+		r = hostile_daemon();
 	else if (!strcmp(t, "recency-faa"))
 		r = recency("faa", true);
 	else if (!strcmp(t, "recency-sample"))

@@ -45,10 +45,11 @@ stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 tap "mrrcd.rdma_daemon_starts" daemon
 tap "mrrcd.rdma_basic" "$t" $addr $port basic
 tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
+tap "mrrcd.rdma_hostile_daemon_banners_refused" "$t" $addr $port hostile-daemon
 tap "mrrcd.rdma_one_sided_race" "$t" $addr $port race
 tap "mrrcd.mrrckv_round_trip" sh -c "
 	head -c 300000 /dev/urandom > $out/v.bin &&
