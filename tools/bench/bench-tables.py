@@ -274,13 +274,14 @@ KV_CONFIGS = [("memcached", "tcp", "get", "none"), ("mrrcd", "tcp", "get", "none
               ("mrrcd", "rdma", "get", "none"), ("mrrcd", "rdma", "oget", "none"),
               ("mrrcd", "rdma", "oget", "faa"), ("mrrcd", "rdma", "oget", "sample:8"),
               ("memcached", "tcp", "set", "none"), ("mrrcd", "tcp", "set", "none"),
-              ("mrrcd", "rdma", "set", "none")]
+              ("mrrcd", "rdma", "set", "none"), ("mrrcd", "rdma", "rset", "none")]
 
 
 def t_kv(datadir, kernel=None, lat="p50"):
     """mrrcd against memcached: per configuration and value size the
-    median latency in µs with ops/s and, for gets, memcached's TCP get
-    median over this one (×mc); with lat=p99, the 99th percentiles."""
+    median latency in µs with ops/s and memcached's TCP median of the
+    same kind of request (get or set) over this one (×mc); with lat=p99,
+    the 99th percentiles."""
     if lat not in ("p50", "p99"):
         raise DataError(f"kv: lat={lat}: p50 or p99")
     rows = of_kernel(load(datadir, "kv"), kernel)

@@ -10,6 +10,7 @@
 #   mrrcd      tcp        get, set  none
 #   mrrcd      rdma       get, set  none   (two-sided: requests by SEND)
 #   mrrcd      rdma       oget      none, faa, sample:8  (one-sided READs)
+#   mrrcd      rdma       rset      none   (the value written by FRRWP)
 #
 # Interleaved, so that what is compared is measured in the same
 # conditions: each size's operations are split into ROUNDS rounds, and
@@ -26,7 +27,8 @@
 # time they took; keys server, transport, op, meta, value_bytes, count
 # (operations in all rounds) and rounds.  Then, for each get of mrrcd,
 # ratio_vs_memcached_tcp (x): memcached's TCP get lat_p50_us over that
-# configuration's (above 1: faster than memcached).  Both daemons are
+# configuration's (above 1: faster than memcached), and for each set and
+# rset of mrrcd the same against memcached's TCP set.  Both daemons are
 # stopped with SIGTERM at the end and must exit 0; any failure ends the
 # script with a non-zero status and the daemons' logs.
 #
@@ -182,12 +184,13 @@ measure() {
 
 configs="memcached,tcp,get,none mrrcd,tcp,get,none mrrcd,rdma,get,none
 mrrcd,rdma,oget,none mrrcd,rdma,oget,faa mrrcd,rdma,oget,sample:8
-memcached,tcp,set,none mrrcd,tcp,set,none mrrcd,rdma,set,none"
+memcached,tcp,set,none mrrcd,tcp,set,none mrrcd,rdma,set,none
+mrrcd,rdma,rset,none"
 ncfg=$(echo "$configs" | wc -w)
 
 # Unrecorded warm-up: each path once (connections, page faults, caches).
 for c in "mrrcd tcp get" "mrrcd rdma get" "mrrcd rdma oget" \
-	 "memcached tcp get"; do
+	 "memcached tcp get" "mrrcd rdma rset"; do
 	# shellcheck disable=SC2086
 	measure $c none 64 100 > /dev/null
 done
@@ -230,7 +233,7 @@ for sc in $sizes; do
 	done
 	[ "$(wc -l < "$logs/rounds")" -eq $((ncfg * rounds)) ] ||
 		fail "$size B: rounds incomplete"
-	base=
+	base= sbase=
 	for c in $configs; do
 		# shellcheck disable=SC2046
 		set -- $(echo "$c" | tr , ' ')
@@ -242,9 +245,14 @@ for sc in $sizes; do
 		emit lat_p99_us "$6" us "$1" "$2" "$3" "$4" "$size" "$count"
 		case $1,$2,$3 in
 		memcached,tcp,get) base=$5 ;;
+		memcached,tcp,set) sbase=$5 ;;
 		mrrcd,*,get | mrrcd,*,oget)
 			emit ratio_vs_memcached_tcp \
 				"$(awk "BEGIN { printf \"%.3f\", $base / $5 }")" x \
+				"$1" "$2" "$3" "$4" "$size" "$count" ;;
+		mrrcd,*,set | mrrcd,*,rset)
+			emit ratio_vs_memcached_tcp \
+				"$(awk "BEGIN { printf \"%.3f\", $sbase / $5 }")" x \
 				"$1" "$2" "$3" "$4" "$size" "$count" ;;
 		esac
 	done
