@@ -37,8 +37,10 @@
  * KiB, by a miss inside the POST ("miss_write") against an ordinary
  * registration followed by the same write ("ordinary_write").
  *
- * usage: bench_reg [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
- * rxe0).  Every line also carries the keys of the run (benchjson.h).
+ * usage: bench_reg [-d DEV] [post]: on RDMA device DEV (default
+ * $MRRC_DEV, else rxe0); with "post", only the measurements inside a POST
+ * and the ordinary 4 KiB registration they are compared with.  Every line
+ * also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -790,8 +792,24 @@ int main(int argc, char **argv)
 	struct result r[NMODES], h[3];
 	double ord4k = 0;
 
-	bench_options(argc, argv, "bench_reg", "", "", 0);
+	int op = bench_options(argc, argv, "bench_reg", " [post]",
+			       "  post    only the registrations inside a POST (and the\n"
+			       "          ordinary 4 KiB registration they are compared with)\n",
+			       1);
+
 	timer_init();
+	if (op < argc) {
+		if (strcmp(argv[op], "post")) {
+			fprintf(stderr, "bench_reg: %s: not an operand (post)\n",
+				argv[op]);
+			return 2;
+		}
+		r[ORDINARY] = measure(ORDINARY, 4096);
+		emit("latency_median", r[ORDINARY].median, "ns", "ordinary",
+		     4096, 1, r[ORDINARY].iters);
+		post_costs(r[ORDINARY].median);
+		return 0;
+	}
 	fit_costs(MRRC_MODE_ORDINARY, "ordinary");
 	fit_costs(MRRC_MODE_FAST, "fast");
 	batched_dereg(MRRC_MODE_ORDINARY, "ordinary");
