@@ -171,31 +171,36 @@ def t_evict(datadir):
                   "sync mean", "async mean", "sync/async"], body) + where(rows)
 
 
-def t_post(datadir, kernel=None):
-    """Registration inside a POST: what a hit and a miss add per operation."""
-    rows = of_kernel(load(datadir, "reg"), kernel)
+def t_post(datadir, kernel=None, file="reg"):
+    """Registration inside a POST: what a hit and a miss add per operation
+    (from DATA/<file>.jsonl)."""
+    rows = of_kernel(load(datadir, file), kernel)
     body = []
+    ordinary = pick(rows, metric="latency_median", mode="ordinary",
+                    size_bytes=4096, batch=1, regions=1)
     for b in (1, 16, 64):
         def v(metric, mode):
             return pick(rows, metric=metric, mode=mode, size_bytes=4096, batch=b)
         held = v("latency_median", "post_held")
-        if held is None:
+        if held is None or not ordinary:
             continue
         cells = [str(b), us(held)]
         for mode in ("hit_in_post", "miss_in_post"):
-            add, frac = v("added_latency_median", mode), v("added_vs_ordinary", mode)
+            add = v("added_latency_median", mode)
+            frac = None if add is None else add / ordinary
             cells += [us(add), "—" if frac is None else f"1/{1 / frac:.0f}"
                       if 0 < frac < 0.5 else f"{frac:.2f}"]
         body.append(cells)
     if not body:
         raise DataError("reg: no post_held lines")
     return table(["batch", "held POST / op", "hit adds", "of ordinary",
-                  "miss adds", "of ordinary"], body) + where(rows)
+                  "miss adds", "of ordinary"], body) + [
+        "", f"(An ordinary 4 KiB registration: {us(ordinary)} µs in this run.)"] + where(rows)
 
 
-def t_cold_write(datadir, kernel=None):
+def t_cold_write(datadir, kernel=None, file="reg"):
     """A buffer made usable and written once: miss in the POST vs ordinary."""
-    rows = of_kernel(load(datadir, "reg"), kernel)
+    rows = of_kernel(load(datadir, file), kernel)
     body = []
     for s in SIZES:
         m = pick(rows, metric="latency_median", mode="miss_write", size_bytes=s)
