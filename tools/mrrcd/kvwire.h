@@ -15,7 +15,9 @@
  *   END\r\n
  *
  * Each SEG is one exported range of the arena (layout.h), as the module
- * returned it from MRRC_IOC_EXPORT for this connection only: <rights> is
+ * returned it from MRRC_IOC_EXPORT for this connection only (the heap is
+ * exported in parts of at most 1 GiB, each a whole number of slab pages,
+ * so that no item lies across two; at most KV_MAX_SEGS): <rights> is
  * "r" (remote READ: the header and index, the heap) or "ra" (READ and
  * atomics: the access counters, which a client may FETCH_AND_ADD).
  * Numbers are decimal.  The
@@ -36,7 +38,7 @@
 #define KV_SEND_DEPTH	8u	/* SENDs each side keeps in flight */
 #define KV_BANNER	"MRRCD-ARENA"
 #define KV_BANNER_VERSION 1u
-#define KV_MAX_SEGS	24u	/* three exports of up to 8 segments */
+#define KV_MAX_SEGS	64u	/* segments a banner may name */
 #define KV_DEFAULT_PORT	11211u
 
 #endif /* MRRCD_KVWIRE_H */

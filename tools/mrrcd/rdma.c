@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -49,6 +50,14 @@ enum rc_state {
 	RC_CLOSING,	/* quit: disconnect once the replies are out */
 };
 
+/*
+ * The arena's exports to a connection: the header with the index, the
+ * counters, and the heap in parts of at most RC_HEAP_PART bytes, each a
+ * whole number of slab pages (an item never lies across two parts).
+ */
+#define RC_HEAP_PART	(1ULL << 30)
+#define RC_MAX_EXPORTS	(KV_MAX_SEGS / 2)
+
 struct rconn {
 	struct rdma_srv *r;
 	uint32_t id;		/* the module's connection id */
@@ -68,7 +77,7 @@ struct rconn {
 	unsigned int recvs_out;	/* posted, not completed */
 	unsigned int stcrw_out;	/* an rset's STCRW, 0 or 1 */
 	void *rset_buf;		/* its buffer, kept while a zombie */
-	uint32_t xid[3];
+	uint32_t xid[RC_MAX_EXPORTS];
 	unsigned int nx;
 	struct rconn *next;	/* in its bucket */
 };
@@ -289,6 +298,49 @@ static void on_connect_request(struct rdma_srv *r, uint32_t id)
 		rc_free(r, rc);
 }
 
+/* One export of the arena: @len bytes at @off with @access. */
+struct rc_part {
+	uint64_t off, len;
+	uint32_t access;
+	const char *rights;
+};
+
+/* The parts of the arena a connection gets; how many, or 0 if too many. */
+static unsigned int rc_parts(const struct store *s, struct rc_part *part)
+{
+	const struct mrrcd_arena_hdr *h = s->hdr;
+	uint64_t heap = (uint64_t)h->npages * MRRCD_PAGE_SIZE, off;
+	unsigned int n = 0;
+
+	part[n++] = (struct rc_part){
+		0, h->index_off + (uint64_t)h->nslots * MRRCD_SLOT_SIZE,
+		MRRC_ACCESS_REMOTE_READ, "r" };
+	part[n++] = (struct rc_part){
+		h->counters_off, (uint64_t)h->nslots * 8,
+		MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC, "ra" };
+	for (off = 0; off < heap; off += RC_HEAP_PART) {
+		if (n == RC_MAX_EXPORTS)
+			return 0;
+		part[n++] = (struct rc_part){
+			h->heap_off + off,
+			heap - off < RC_HEAP_PART ? heap - off : RC_HEAP_PART,
+			MRRC_ACCESS_REMOTE_READ, "r" };
+	}
+	return n;
+}
+
+/* The banner of a connection that gets no exports: two-sided only. */
+static size_t rc_no_export(struct rdma_srv *r, struct rconn *rc, char *out,
+			   size_t cap, const char *why)
+{
+	rsay(r, 1, "<rdma %u: export: %s: one-sided reads off\n", rc->id, why);
+	r->srv->c.rdma_export_failures++;
+	while (rc->nx)
+		mrrc_unexport(r->fd, rc->xid[--rc->nx]);
+	return (size_t)snprintf(out, cap, "%s %u %zu 0\r\nEND\r\n", KV_BANNER,
+				KV_BANNER_VERSION, r->store->arena_size);
+}
+
 /*
  * Export the arena to this connection alone: the header and the index,
  * then the heap, for READ only; the access counters for READ and atomics,
@@ -299,49 +351,33 @@ static void on_connect_request(struct rdma_srv *r, uint32_t id)
 static size_t rc_export(struct rdma_srv *r, struct rconn *rc, char *out,
 			size_t cap)
 {
-	const struct store *s = r->store;
-	const struct mrrcd_arena_hdr *h = s->hdr;
-	const struct {
-		uint64_t off, len;
-		uint32_t access;
-		const char *rights;
-	} part[3] = {
-		{ 0, h->index_off + (uint64_t)h->nslots * MRRCD_SLOT_SIZE,
-		  MRRC_ACCESS_REMOTE_READ, "r" },
-		{ h->counters_off, (uint64_t)h->nslots * 8,
-		  MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC, "ra" },
-		{ h->heap_off, (uint64_t)h->npages * MRRCD_PAGE_SIZE,
-		  MRRC_ACCESS_REMOTE_READ, "r" },
-	};
-	struct mrrc_seg segs[3][MRRC_EXPORT_SEGS];
-	unsigned int nsegs[3], i, j, total = 0;
+	static struct mrrc_seg segs[RC_MAX_EXPORTS][MRRC_EXPORT_SEGS];
+	struct rc_part part[RC_MAX_EXPORTS];
+	unsigned int nsegs[RC_MAX_EXPORTS], nparts, i, j, total = 0;
 	size_t n = 0;
 
-	for (i = 0; i < 3; i++) {
+	rc->nx = 0;
+	nparts = rc_parts(r->store, part);
+	if (!nparts)
+		return rc_no_export(r, rc, out, cap, "arena in too many parts");
+	for (i = 0; i < nparts; i++) {
 		int err;
 
 		nsegs[i] = MRRC_EXPORT_SEGS;
-		err = mrrc_export(r->fd, s->arena + part[i].off, part[i].len,
-				  part[i].access, &rc->id, 1, segs[i],
-				  &nsegs[i], &rc->xid[i]);
-		if (err) {
-			rsay(r, 1, "<rdma %u: export: %s: one-sided reads off\n",
-			     rc->id, strerror(-err));
-			r->srv->c.rdma_export_failures++;
-			while (i--)
-				mrrc_unexport(r->fd, rc->xid[i]);
-			rc->nx = 0;
-			return (size_t)snprintf(out, cap, "%s %u %zu 0\r\nEND\r\n",
-						KV_BANNER, KV_BANNER_VERSION,
-						s->arena_size);
-		}
+		err = mrrc_export(r->fd, r->store->arena + part[i].off,
+				  part[i].len, part[i].access, &rc->id, 1,
+				  segs[i], &nsegs[i], &rc->xid[i]);
+		if (err)
+			return rc_no_export(r, rc, out, cap, strerror(-err));
+		rc->nx++;
 		total += nsegs[i];
 	}
-	rc->nx = 3;
-	r->srv->c.rdma_exports += 3;
+	if (total > KV_MAX_SEGS)
+		return rc_no_export(r, rc, out, cap, "too many segments");
+	r->srv->c.rdma_exports += nparts;
 	n += (size_t)snprintf(out + n, cap - n, "%s %u %zu %u\r\n", KV_BANNER,
-			      KV_BANNER_VERSION, s->arena_size, total);
-	for (i = 0; i < 3; i++) {
+			      KV_BANNER_VERSION, r->store->arena_size, total);
+	for (i = 0; i < nparts; i++) {
 		uint64_t off = part[i].off;
 
 		for (j = 0; j < nsegs[i]; j++) {
@@ -582,6 +618,30 @@ static int first_device(int fd, char *name, size_t len)
 	return 0;
 }
 
+/*
+ * The exports are taken through the context's registration cache, whose
+ * capacity (1 GiB by default) must hold the whole arena: raise it when the
+ * arena is larger.  If that fails, the exports will, and connections are
+ * two-sided only (rdma_export_failures).
+ */
+static void raise_capacity(struct rdma_srv *r)
+{
+	struct mrrc_cache_config cfg = { .size = sizeof(cfg) };
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t need = (r->store->arena_size + page - 1) / page + 256;
+	int err = mrrc_cache_config(r->fd, &cfg);
+
+	if (err || cfg.max_pages >= need)
+		goto out;
+	cfg = (struct mrrc_cache_config){ .size = sizeof(cfg),
+					  .max_pages = need };
+	err = mrrc_cache_config(r->fd, &cfg);
+out:
+	if (err)
+		fprintf(stderr, "mrrcd: --rdma: cache capacity for a %zu-byte arena: %s\n",
+			r->store->arena_size, strerror(-err));
+}
+
 int rdma_start(struct rdma_srv *r, struct mc_server *srv, struct store *st,
 	       const char *dev, const char *addr, unsigned int port)
 {
@@ -615,6 +675,7 @@ int rdma_start(struct rdma_srv *r, struct mc_server *srv, struct store *st,
 			strerror(-err));
 		goto fail;
 	}
+	raise_capacity(r);
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	err = getaddrinfo(addr, portstr, &hints, &res);
 	if (err) {

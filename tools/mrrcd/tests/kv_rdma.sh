@@ -45,7 +45,7 @@ stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 tap "mrrcd.rdma_daemon_starts" daemon
 tap "mrrcd.rdma_basic" "$t" $addr $port basic
 tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
@@ -77,6 +77,20 @@ for m in faa sample none; do
 	stop || st=1
 	tap "mrrcd.recency_$m" sh -c "cat $out/recency-$m.log; exit $st"
 done
+# An arena over the cache's default capacity (1 GiB), its heap exported
+# in two parts: a value set over RDMA reads back one-sidedly.
+big_arena() {
+	daemon -m 1300 || return 1
+	head -c 5000 /dev/urandom > "$out/big.bin"
+	kv set big - < "$out/big.bin" && kv oget big | cmp - "$out/big.bin" &&
+		kv cmd stats > "$out/big-stats.txt"
+	st=$?
+	stop || st=1
+	cat "$out/big-stats.txt"
+	[ $st = 0 ] && grep -q '^STAT rdma_export_failures 0' "$out/big-stats.txt" &&
+		grep -q '^STAT rdma_exports 12' "$out/big-stats.txt"
+}
+tap "mrrcd.rdma_arena_over_1_gib_exported_in_parts" big_arena
 tap "mrrcd.refused_without_device" sh -c "
 	! timeout 10 $b/mrrcd -p $port -R $addr --rdma-dev nosuchdev 2> $out/nodev.err &&
 	grep -q 'nosuchdev' $out/nodev.err &&
