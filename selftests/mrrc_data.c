@@ -643,12 +643,12 @@ TEST_F(data, range_in_more_pieces_than_sges)
 TEST_F(data, crw_first_thousands_of_tags)
 {
 	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
-			     test_iters(3000, 1000), 0));
+			     test_iters(3000, 1500), 0));
 }
 
 TEST_F(data, stcrw_first_thousands_of_tags)
 {
-	unsigned int n = test_iters(3000, 1000);
+	unsigned int n = test_iters(3000, 1500);
 	struct mrrc_conn_query q;
 
 	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
@@ -660,7 +660,7 @@ TEST_F(data, stcrw_first_thousands_of_tags)
 TEST_F(data, crw_and_stcrw_interleaved)
 {
 	ASSERT_EQ(0, crw_run(_metadata, &self->p, self->cbuf, self->sbuf,
-			     test_iters(3000, 1000), 2));
+			     test_iters(3000, 1500), 2));
 }
 
 TEST_F(data, crw_larger_than_stcrw_fails_both)

@@ -233,10 +233,14 @@ static void emit(const char *metric, double value, const char *unit,
 		 const char *mode, size_t size, unsigned long regions,
 		 unsigned int iters)
 {
-	printf("{\"bench\":\"reg\",\"metric\":\"%s\",\"value\":%.1f,\"unit\":\"%s\","
-	       "\"mode\":\"%s\",\"size_bytes\":%zu,\"regions\":%lu,"
-	       "\"batch\":%u,\"iterations\":%u,\"kver\":",
-	       metric, value, unit, mode, size, regions, cur_batch, iters);
+	/* Ratios to 1/10 000 (a 1/119 fraction is 0.0084), times to 0.1 ns. */
+	int prec = strcmp(unit, "ratio") ? 1 : 4;
+
+	printf("{\"bench\":\"reg\",\"metric\":\"%s\",\"value\":%.*f,"
+	       "\"unit\":\"%s\",\"mode\":\"%s\",\"size_bytes\":%zu,"
+	       "\"regions\":%lu,\"batch\":%u,\"iterations\":%u,\"kver\":",
+	       metric, prec, value, unit, mode, size, regions, cur_batch,
+	       iters);
 	bench_json_str(stdout, bench_kernel());
 	fputs(cur_keys, stdout);
 	bench_json_end(stdout);
@@ -609,6 +613,31 @@ static void post_wrs(struct mrrc_wr *w, unsigned int n)
 enum post_kind { POST_HELD, POST_HIT, POST_MISS };
 static const char *const post_name[] = { "post_held", "hit_in_post",
 					 "miss_in_post" };
+/* The held POSTs measured beside each kind, by that kind. */
+static const char *const held_name[] = { NULL, "post_held",
+					 "post_held_beside_miss" };
+
+/* Every held buffer released and every unheld region flushed. */
+static void post_cleanup(uint32_t *held, unsigned int n)
+{
+	int ret = mrrc_release(pp.cfd, held, n);
+
+	if (ret != (int)n)
+		die("release", ret < 0 ? ret : -EPROTO);
+	ret = mrrc_flush(pp.cfd);
+	if (ret < 0)
+		die("flush", ret);
+}
+
+/* The next @batch buffers of @mbuf for misses, taken in turn. */
+#define MISS_SLOTS 4096
+static void next_misses(struct mrrc_wr *w, unsigned int batch, char *mbuf,
+			unsigned int *slot)
+{
+	for (unsigned int k = 0; k < batch; k++, (*slot)++)
+		w[k].addr = (uintptr_t)mbuf +
+			    (uintptr_t)(*slot % MISS_SLOTS) * 8192;
+}
 
 /*
  * @batch WRITEs of 4 KiB from distinct buffers in one POST; the ioctl's
@@ -617,8 +646,9 @@ static const char *const post_name[] = { "post_held", "hit_in_post",
  *   hit   other buffers of @hbuf, cached: handle 0, one lookup each
  *   miss  handle 0, buffers of @mbuf taken in turn from MISS_SLOTS: each
  *         was evicted long before it comes round again (the cache holds
- *         at most 1024 regions), so each operation registers its buffer
- *         on the way, in a full cache, which evicts
+ *         at most 1024 regions, and is filled before the measurement), so
+ *         each operation registers its buffer on the way, in a full
+ *         cache, which evicts
  * Held and @other (hit or miss) are interleaved, one POST of each per
  * round in alternating order, so that what drifts in the emulated machine
  * (the POST itself carries the WRITE through rxe inline on some kernels
@@ -627,15 +657,14 @@ static const char *const post_name[] = { "post_held", "hit_in_post",
  * would be charged to whichever POST comes next.  r[POST_HELD] and
  * r[@other] are filled in.
  */
-#define MISS_SLOTS 4096
 static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 		      char *mbuf, struct result *r)
 {
 	const enum post_kind kinds[2] = { POST_HELD, other };
 	static uint64_t t[3][MAX_ITERS];
 	static struct mrrc_wr w[3][64];
-	uint32_t held[64] = { 0 };
 	unsigned int i, j, k, n = 0, slot = 0;
+	uint32_t held[64] = { 0 };
 	uint64_t start;
 	int ret;
 
@@ -649,12 +678,19 @@ static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 				.rkey = pwin.rkey,
 			};
 	for (k = 0; k < batch; k++) {
-		ret = reg(pp.cfd, (char *)(uintptr_t)w[POST_HELD][k].addr, 4096,
-			  0, &held[k]);
+		char *b = (char *)(uintptr_t)w[POST_HELD][k].addr;
+
+		ret = reg(pp.cfd, b, 4096, 0, &held[k]);
 		if (ret)
 			die("hold", ret);
 		w[POST_HELD][k].handle = held[k];
 		w[POST_HELD][k].flags = MRRC_WR_HANDLE;
+	}
+	/* Misses from the first: fill the cache, unmeasured. */
+	for (k = 0; other == POST_MISS && k < 1024 / batch + 1; k++) {
+		next_misses(w[POST_MISS], batch, mbuf, &slot);
+		post_wrs(w[POST_MISS], batch);
+		reap_ops(batch);
 	}
 	start = now_ns();
 	for (i = 0; i < MAX_ITERS + 5; i++) {
@@ -663,9 +699,7 @@ static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 			uint64_t t0;
 
 			if (kind == POST_MISS)
-				for (k = 0; k < batch; k++)
-					w[kind][k].addr = (uintptr_t)mbuf +
-						(slot++ % MISS_SLOTS) * 8192;
+				next_misses(w[kind], batch, mbuf, &slot);
 			t0 = now_ns();
 			post_wrs(w[kind], batch);
 			/* The first rounds register the hit buffers. */
@@ -678,8 +712,7 @@ static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 		if (n >= MIN_ITERS && now_ns() - start > 2 * BUDGET_NS)
 			break;
 	}
-	mrrc_release(pp.cfd, held, batch);
-	mrrc_flush(pp.cfd);
+	post_cleanup(held, batch);
 	for (j = 0; j < 2; j++)
 		r[kinds[j]] = summarize(t[kinds[j]], n);
 }
@@ -706,8 +739,11 @@ static struct result write_cold(int ordinary, char *buf, size_t size)
 	for (i = 0; i < MAX_ITERS + 5; i++) {
 		uint64_t t0, t1;
 
-		if (!ordinary && (ret = mrrc_flush(pp.cfd)) < 0)
-			die("flush", ret);
+		if (!ordinary) {
+			ret = mrrc_flush(pp.cfd);
+			if (ret < 0)
+				die("flush", ret);
+		}
 		t0 = now_ns();
 		if (ordinary) {
 			ret = reg(pp.cfd, buf, size, 0, &h);
@@ -729,64 +765,71 @@ static struct result write_cold(int ordinary, char *buf, size_t size)
 	return summarize(t, n);
 }
 
+/* The lines of one kind of POST beside its held POSTs, at 4 KiB. */
+static void post_lines(enum post_kind k, const struct result *r, double ord)
+{
+	double add = r[k].median - r[POST_HELD].median;
+
+	emit("latency_median", r[POST_HELD].median, "ns", held_name[k], 4096,
+	     1, r[POST_HELD].iters);
+	emit("latency_median", r[k].median, "ns", post_name[k], 4096, 1,
+	     r[k].iters);
+	emit("added_latency_median", add, "ns", post_name[k], 4096, 1,
+	     r[k].iters);
+	emit("added_fraction_of_ordinary", add / ord, "ratio", post_name[k],
+	     4096, 1, r[k].iters);
+}
+
+/* miss_write and ordinary_write at 4-128 KiB (fast, then ordinary). */
+static void cold_writes(char *buf)
+{
+	static const size_t wsizes[] = { 4096, 16384, 65536, 131072 };
+	struct result m[4], o;
+	unsigned int s;
+
+	for (s = 0; s < 4; s++) {
+		m[s] = write_cold(0, buf, wsizes[s]);
+		emit("latency_median", m[s].median, "ns", "miss_write",
+		     wsizes[s], 1, m[s].iters);
+	}
+	bench_pair_close(&pp);
+	post_pair_open(MRRC_MODE_ORDINARY);
+	for (s = 0; s < 4; s++) {
+		o = write_cold(1, buf, wsizes[s]);
+		emit("latency_median", o.median, "ns", "ordinary_write",
+		     wsizes[s], 1, o.iters);
+		emit("speedup_vs_ordinary_write", o.median / m[s].median,
+		     "ratio", "miss_write", wsizes[s], 1, m[s].iters);
+	}
+	bench_pair_close(&pp);
+}
+
 /*
- * Lines of mode post_held, hit_in_post and miss_in_post (4 KiB, batches
- * of 1, 16 and 64; "added" is what the lookup or the registration adds to
- * the held POST, per operation, also as a fraction of @ord4k, an ordinary
- * registration of 4 KiB measured in this run), then miss_write and
- * ordinary_write at 4-128 KiB.
+ * Lines of mode post_held, hit_in_post, post_held_beside_miss and
+ * miss_in_post (4 KiB, batches of 1, 16 and 64; "added" is what the lookup
+ * or the registration adds to the held POST measured beside it, per
+ * operation, also as a fraction of @ord4k, an ordinary 4 KiB register +
+ * release cycle measured in this run), then miss_write and ordinary_write
+ * at 4-128 KiB.
  */
 static void post_costs(double ord4k)
 {
 	static const unsigned int batches[] = { 1, 16, 64 };
-	static const size_t wsizes[] = { 4096, 16384, 65536, 131072 };
 	char *buf = map_populated(64 * STRIDE(131072));
 	char *mbuf = map_populated(MISS_SLOTS * 8192);
+	struct result r[3];
 
 	pwin_buf = map_populated(POST_WINDOW);
 	post_pair_open(MRRC_MODE_FAST);
 	for (unsigned int b = 0; b < 3; b++) {
-		struct result r[3];
-
 		cur_batch = batches[b];
 		for (int k = POST_HIT; k <= POST_MISS; k++) {
 			post_cost(batches[b], k, buf, mbuf, r);
-			/* The held POST of the hits' pass is the one shown. */
-			if (k == POST_HIT)
-				emit("latency_median", r[POST_HELD].median, "ns",
-				     post_name[POST_HELD], 4096, 1,
-				     r[POST_HELD].iters);
-			emit("latency_median", r[k].median, "ns", post_name[k],
-			     4096, 1, r[k].iters);
-			emit("added_latency_median",
-			     r[k].median - r[POST_HELD].median, "ns",
-			     post_name[k], 4096, 1, r[k].iters);
-			emit("added_vs_ordinary",
-			     (r[k].median - r[POST_HELD].median) / ord4k,
-			     "ratio", post_name[k], 4096, 1, r[k].iters);
+			post_lines(k, r, ord4k);
 		}
 	}
 	cur_batch = 1;
-	{
-		struct result m[4];
-
-		for (unsigned int s = 0; s < 4; s++) {
-			m[s] = write_cold(0, buf, wsizes[s]);
-			emit("latency_median", m[s].median, "ns", "miss_write",
-			     wsizes[s], 1, m[s].iters);
-		}
-		bench_pair_close(&pp);
-		post_pair_open(MRRC_MODE_ORDINARY);
-		for (unsigned int s = 0; s < 4; s++) {
-			struct result o = write_cold(1, buf, wsizes[s]);
-
-			emit("latency_median", o.median, "ns", "ordinary_write",
-			     wsizes[s], 1, o.iters);
-			emit("ratio_vs_ordinary_write", m[s].median / o.median,
-			     "ratio", "miss_write", wsizes[s], 1, m[s].iters);
-		}
-		bench_pair_close(&pp);
-	}
+	cold_writes(buf);
 	munmap(buf, 64 * STRIDE(131072));
 	munmap(mbuf, MISS_SLOTS * 8192);
 	munmap(pwin_buf, POST_WINDOW);
@@ -799,12 +842,12 @@ int main(int argc, char **argv)
 	static const unsigned long nregs[] = { 10, 1000, 100000 };
 	struct result r[NMODES], h[3];
 	double ord4k = 0;
+	int op;
 
-	int op = bench_options(argc, argv, "bench_reg", " [post]",
-			       "  post    only the registrations inside a POST (and the\n"
-			       "          ordinary 4 KiB registration they are compared with)\n",
-			       1);
-
+	op = bench_options(argc, argv, "bench_reg", " [post]",
+			   "  post    only the registrations inside a POST\n"
+			   "          (and the ordinary 4 KiB register + release\n"
+			   "          cycle they are compared with)\n", 1);
 	timer_init();
 	if (op < argc) {
 		if (strcmp(argv[op], "post")) {

@@ -2,7 +2,7 @@
 /*
  * benchconn - the connections the benchmarks measure over: events awaited
  * one at a time, and a pair of contexts connected to each other through
- * the test VM's rxe address (tools/vm/guest.sh gives rxe0 10.211.0.1).
+ * the test VM's address on veth0, which rxe0 runs on (tools/vm/guest.sh).
  */
 #ifndef MRRC_BENCHCONN_H
 #define MRRC_BENCHCONN_H
@@ -20,16 +20,18 @@
  */
 int bench_wait_event(int fd, int ev);
 
-/*
- * Two contexts bound to bench_dev(): @cfd connected to @sfd, which
- * listened on BENCH_ADDR:@port and accepted; both saw ESTABLISHED.  With
- * @ccfg the client's cache is configured before it connects.
- */
+/* Two contexts of this process connected to each other. */
 struct bench_pair {
 	int sfd, cfd;
 	uint32_t sconn, cconn;
 };
 
+/*
+ * Two contexts bound to bench_dev(): @p->cfd connected to @p->sfd, which
+ * listened on BENCH_ADDR:@port and accepted; both saw ESTABLISHED.  With
+ * @ccfg the client's cache is configured before it connects.  0, or a
+ * negative errno with nothing left open.
+ */
 int bench_pair_open(struct bench_pair *p, uint16_t port,
 		    const struct mrrc_cache_config *ccfg);
 /* Closes both contexts (and with them the connection and the listener). */

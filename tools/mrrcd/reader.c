@@ -68,8 +68,9 @@ static enum verdict read_item(struct mrrcd_remote *r,
 	/* A consistent slot with impossible fields is not a race. */
 	if (sl->item_len < MRRCD_ITEM_HDR_SIZE || sl->item_len > h->item_max ||
 	    sl->item_len > buf_len || sl->item_off < h->heap_off ||
-	    sl->item_off + sl->item_len > h->heap_off +
-	    (uint64_t)h->npages * h->page_size)
+	    sl->item_off - h->heap_off > (uint64_t)h->npages * h->page_size ||
+	    sl->item_len > h->heap_off + (uint64_t)h->npages * h->page_size -
+	    sl->item_off)
 		return V_BAD;
 	r->err = r->read(r->ctx, sl->item_off, buf, sl->item_len);
 	if (r->err)

@@ -449,17 +449,19 @@ static pid_t fake_daemon(unsigned int fport, const char *banner, size_t len,
 	uint32_t lis, conn, xid;
 	struct mrrc_wr w;
 	struct mrrc_cqe c;
+	int fd, r, tries;
 	char *arena;
-	int fd, r;
 
 	if (pipe(pfd))
 		return -1;
 	pid = fork();
 	if (pid) {
-		/* Once it listens (or has failed: EOF). */
+		/* Once it listens; -1 if it failed before (EOF). */
 		close(pfd[1]);
-		if (pid > 0 && read(pfd[0], &ready, 1) != 1)
-			ready = 0;
+		if (pid > 0 && read(pfd[0], &ready, 1) != 1) {
+			waitpid(pid, NULL, 0);
+			pid = -1;
+		}
 		close(pfd[0]);
 		return pid;
 	}
@@ -495,12 +497,15 @@ static pid_t fake_daemon(unsigned int fport, const char *banner, size_t len,
 		};
 		if (mrrc_post(fd, &w, 1, NULL))
 			_exit(13);
-		do {
+		/* The client's RECVs take it within 10 s, or it failed. */
+		for (tries = 0; tries < 100; tries++) {
 			r = mrrc_poll_cq(fd, &c, 1);
+			if (r == 1 && c.opcode != MRRC_OP_EVENT)
+				break;
 			if (!r)
 				mrrc_wait(fd, 100);
-		} while (!r || (r == 1 && c.opcode == MRRC_OP_EVENT));
-		if (r < 0 || c.status)
+		}
+		if (r != 1 || c.opcode == MRRC_OP_EVENT || c.status)
 			_exit(14);
 	}
 	/* Until the client has gone (or 10 s). */
@@ -515,14 +520,14 @@ static pid_t fake_daemon(unsigned int fport, const char *banner, size_t len,
  */
 static int hostile_daemon(void)
 {
-	static char longline[70 * 1024];
+	static char longline[70 * 1024], manysegs[(KV_MAX_SEGS + 2) * 32];
 	static const struct {
 		const char *what, *banner;
 		bool seg;
 		int err;
 	} cases[] = {
-		{ "too many segments", "MRRCD-ARENA 1 4096 999\r\nEND\r\n",
-		  false, -EPROTO },
+		/* KV_MAX_SEGS + 1 well-formed segments, built below. */
+		{ "too many segments", manysegs, false, -EPROTO },
 		{ "another version", "MRRCD-ARENA 2 4096 0\r\nEND\r\n", false,
 		  -EPROTO },
 		{ "a segment past the arena",
@@ -544,6 +549,12 @@ static int hostile_daemon(void)
 	size_t len;
 
 	memset(longline, 'x', sizeof(longline));
+	len = (size_t)sprintf(manysegs, "MRRCD-ARENA 1 %u %u\r\n",
+			      (KV_MAX_SEGS + 1) * 4096, KV_MAX_SEGS + 1);
+	for (i = 0; i <= KV_MAX_SEGS; i++)
+		len += (size_t)sprintf(manysegs + len,
+				       "SEG %u 4096 4096 5 r\r\n", i * 4096);
+	strcpy(manysegs + len, "END\r\n");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++, fport++) {
 		const char *b = cases[i].banner ?: longline;
 		size_t blen = cases[i].banner ? strlen(b) : sizeof(longline);
@@ -551,7 +562,8 @@ static int hostile_daemon(void)
 		struct kvc k;
 		int err, st;
 
-		CHECK(pid > 0, "fork");
+		CHECK(pid > 0, "%s: the fake daemon did not listen",
+		      cases[i].what);
 		err = kvc_connect_rdma(&k, NULL, host, fport);
 		if (cases[i].err) {
 			CHECK(err == cases[i].err, "%s: connect: %s", cases[i].what,
@@ -560,6 +572,9 @@ static int hostile_daemon(void)
 			CHECK(!err, "%s: connect: %s", cases[i].what,
 			      strerror(-err));
 			CHECK(!k.rem_ok, "%s: one-sided reads enabled",
+			      cases[i].what);
+			/* Refused for what it read, not for failing to read. */
+			CHECK(k.st.oget_reads >= 1, "%s: the header was not read",
 			      cases[i].what);
 			err = kvc_oget(&k, "k", &v, &len, NULL);
 			CHECK(err == -EOPNOTSUPP, "%s: oget: %s", cases[i].what,

@@ -727,6 +727,20 @@ static void test_remote_reader(void **state)
 	s->hdr->magic ^= 1;
 	assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), -EPROTO);
 	s->hdr->magic ^= 1;
+	/* Offsets whose sums would wrap: refused, not believed. */
+	{
+		uint64_t io = s->hdr->index_off, ho = s->hdr->heap_off;
+
+		s->hdr->index_off = UINT64_MAX - 64;
+		assert_int_equal(mrrcd_remote_open(&rem, plain_read, s),
+				 -EPROTO);
+		s->hdr->index_off = io;
+		s->hdr->heap_off = UINT64_MAX - 4096;
+		assert_int_equal(mrrcd_remote_open(&rem, plain_read, s),
+				 -EPROTO);
+		s->hdr->heap_off = ho;
+		assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), 0);
+	}
 	free(buf);
 }
 
