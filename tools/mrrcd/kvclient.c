@@ -31,6 +31,11 @@
 #define WR_CRW		5u
 #define RSET_DEADLINE_NS (5ULL * 1000000000)
 #define WAIT_MS		10000	/* no completion for this long: dead */
+/*
+ * The banner may take longer: the daemon exports its arena to each new
+ * connection first (on an emulated machine, seconds per GiB).
+ */
+#define BANNER_WAIT_MS	60000
 #define MAX_TRIES	1000	/* torn one-sided reads before -EAGAIN */
 #define IN_MAX		(64u << 20)	/* a reply larger than this is refused */
 
@@ -50,6 +55,7 @@ static void init(struct kvc *k, enum kvc_transport tr)
 	k->tr = tr;
 	k->sock = -1;
 	k->fd = -1;
+	k->wait_ms = WAIT_MS;
 	k->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
 }
 
@@ -150,7 +156,7 @@ static int in_append(struct kvc *k, const void *p, size_t n)
 }
 
 /*
- * Harvest completions; wait up to WAIT_MS for one if there is none.
+ * Harvest completions; wait up to k->wait_ms for one if there is none.
  * *done_seq gets set when the READ/atomic with wr_id seq completed (its
  * status in *done_status).
  */
@@ -163,7 +169,7 @@ static int kvc_poll(struct kvc *k, uint64_t seq, bool *done, int *status)
 		return -ECONNRESET;
 	n = mrrc_poll_cq(k->fd, c, 32);
 	if (n == 0) {
-		err = mrrc_wait(k->fd, WAIT_MS);
+		err = mrrc_wait(k->fd, k->wait_ms);
 		if (err < 0)
 			return err;
 		n = mrrc_poll_cq(k->fd, c, 32);
@@ -487,7 +493,9 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 	}
 	for (i = 0; i < KV_RECV_DEPTH && !err; i++)
 		err = post_recv(k, i);
+	k->wait_ms = BANNER_WAIT_MS;
 	err = err ?: read_banner(k);
+	k->wait_ms = WAIT_MS;
 	if (err)
 		goto fail;
 	if (k->nseg && !mrrcd_remote_open(&k->rem, oread, k) &&

@@ -46,6 +46,7 @@ struct kvc {
 	char *rbuf, *sbuf;	/* RECV and SEND buffers */
 	uint8_t send_busy[KV_SEND_DEPTH];
 	unsigned int sends_out;
+	int wait_ms;		/* RDMA: how long a receive may take */
 	char *in;		/* received, not yet consumed */
 	size_t in_off, in_len, in_cap;
 	/* The arena, as the banner described it (RDMA only). */

@@ -620,21 +620,23 @@ static int first_device(int fd, char *name, size_t len)
 
 /*
  * The exports are taken through the context's registration cache, whose
- * capacity (1 GiB by default) must hold the whole arena: raise it when the
- * arena is larger.  If that fails, the exports will, and connections are
+ * capacity (1 GiB by default) must hold the whole arena, which every live
+ * connection's exports keep in use, and still leave the connections'
+ * message and staging buffers the room they had: the arena is added to
+ * the capacity.  If that fails, the exports will, and connections are
  * two-sided only (rdma_export_failures).
  */
 static void raise_capacity(struct rdma_srv *r)
 {
 	struct mrrc_cache_config cfg = { .size = sizeof(cfg) };
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t need = (r->store->arena_size + page - 1) / page + 256;
+	uint64_t arena = (r->store->arena_size + page - 1) / page;
 	int err = mrrc_cache_config(r->fd, &cfg);
 
-	if (err || cfg.max_pages >= need)
+	if (err)
 		goto out;
 	cfg = (struct mrrc_cache_config){ .size = sizeof(cfg),
-					  .max_pages = need };
+					  .max_pages = cfg.max_pages + arena };
 	err = mrrc_cache_config(r->fd, &cfg);
 out:
 	if (err)

@@ -31,6 +31,7 @@ int mrrcd_remote_open(struct mrrcd_remote *r, mrrcd_read_fn read, void *ctx)
 	    h->arena_size > (1ULL << 48) || h->index_off > h->arena_size ||
 	    h->counters_off > h->arena_size || h->heap_off > h->arena_size ||
 	    h->slot_size != MRRCD_SLOT_SIZE || h->probe != MRRCD_PROBE ||
+	    h->page_size != MRRCD_PAGE_SIZE ||
 	    !h->home_slots || (h->home_slots & (h->home_slots - 1)) ||
 	    h->nslots != h->home_slots + h->probe - 1 ||
 	    h->index_off + (uint64_t)h->nslots * h->slot_size >

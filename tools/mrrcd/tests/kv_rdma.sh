@@ -65,9 +65,9 @@ tap "mrrcd.mrrckv_valgrind_clean" sh -c "valgrind -q --error-exitcode=99 \
 	--leak-check=full --errors-for-leak-kinds=all \
 	$b/mrrckv -r -m faa -s $addr -p $port oget f > /dev/null"
 tap "mrrcd.stats_count_rdma" sh -c "
-	$b/mrrckv -r -s $addr -p $port cmd stats > $out/stats.txt &&
+	$b/mrrckv -r -s $addr -p $port cmd stats | tr -d '\\r' > $out/stats.txt &&
 	grep -q '^STAT rdma_curr_connections [1-9]' $out/stats.txt &&
-	grep -q '^STAT rdma_export_failures 0' $out/stats.txt &&
+	grep -q '^STAT rdma_export_failures 0\$' $out/stats.txt &&
 	! grep -q '^STAT rdma_total_connections [0-5]\$' $out/stats.txt"
 tap "mrrcd.rdma_daemon_sigterm_exit_0" stop
 # Recency: a small arena, hot keys read only one-sidedly.
@@ -80,15 +80,15 @@ done
 # An arena over the cache's default capacity (1 GiB), its heap exported
 # in two parts: a value set over RDMA reads back one-sidedly.
 big_arena() {
-	daemon -m 1300 || return 1
+	daemon -m 1300 || { stop; return 1; }
 	head -c 5000 /dev/urandom > "$out/big.bin"
 	kv set big - < "$out/big.bin" && kv oget big | cmp - "$out/big.bin" &&
-		kv cmd stats > "$out/big-stats.txt"
+		kv cmd stats | tr -d '\r' > "$out/big-stats.txt"
 	st=$?
 	stop || st=1
 	cat "$out/big-stats.txt"
-	[ $st = 0 ] && grep -q '^STAT rdma_export_failures 0' "$out/big-stats.txt" &&
-		grep -q '^STAT rdma_exports 12' "$out/big-stats.txt"
+	[ $st = 0 ] && grep -qx 'STAT rdma_export_failures 0' "$out/big-stats.txt" &&
+		grep -qx 'STAT rdma_exports 12' "$out/big-stats.txt"
 }
 tap "mrrcd.rdma_arena_over_1_gib_exported_in_parts" big_arena
 tap "mrrcd.refused_without_device" sh -c "
