@@ -629,6 +629,18 @@ static void post_cleanup(uint32_t *held, unsigned int n)
 		die("flush", ret);
 }
 
+/* The client's cache policy from now on. */
+static void set_policy(uint32_t policy)
+{
+	struct mrrc_cache_config cfg = {
+		.size = sizeof(cfg), .policy = policy,
+	};
+	int ret = mrrc_cache_config(pp.cfd, &cfg);
+
+	if (ret)
+		die("policy", ret);
+}
+
 /* The next @batch buffers of @mbuf for misses, taken in turn. */
 #define MISS_SLOTS 4096
 static void next_misses(struct mrrc_wr *w, unsigned int batch, char *mbuf,
@@ -648,7 +660,9 @@ static void next_misses(struct mrrc_wr *w, unsigned int batch, char *mbuf,
  *         was evicted long before it comes round again (the cache holds
  *         at most 1024 regions, and is filled before the measurement), so
  *         each operation registers its buffer on the way, in a full
- *         cache, which evicts
+ *         cache, which evicts one region per miss: LRU for this pass
+ *         (MRE's round would evict every unheld region at once, once per
+ *         thousand misses, and most misses would find room)
  * Held and @other (hit or miss) are interleaved, one POST of each per
  * round in alternating order, so that what drifts in the emulated machine
  * (the POST itself carries the WRITE through rxe inline on some kernels
@@ -686,6 +700,8 @@ static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 		w[POST_HELD][k].handle = held[k];
 		w[POST_HELD][k].flags = MRRC_WR_HANDLE;
 	}
+	if (other == POST_MISS)
+		set_policy(MRRC_POLICY_LRU);
 	/* Misses from the first: fill the cache, unmeasured. */
 	for (k = 0; other == POST_MISS && k < 1024 / batch + 1; k++) {
 		next_misses(w[POST_MISS], batch, mbuf, &slot);
@@ -713,6 +729,7 @@ static void post_cost(unsigned int batch, enum post_kind other, char *hbuf,
 			break;
 	}
 	post_cleanup(held, batch);
+	set_policy(MRRC_POLICY_MRE);
 	for (j = 0; j < 2; j++)
 		r[kinds[j]] = summarize(t[kinds[j]], n);
 }
