@@ -30,17 +30,18 @@
  *
  * Then registration inside a POST, on a connection of two contexts of
  * this process (the server listens on BENCH_ADDR): WRITEs of 4 KiB posted
- * 1, 16 and 64 per ioctl from held registrations ("post_held"), from
- * cached buffers ("hit_in_post") and from buffers the cache does not hold
- * ("miss_in_post"), with what the lookup or the registration adds per
- * operation; and a buffer made usable and written to completion, 4-128
- * KiB, by a miss inside the POST ("miss_write") against an ordinary
- * registration followed by the same write ("ordinary_write").
+ * 1, 16 and 64 per ioctl from cached buffers ("hit_in_post") and from
+ * buffers the cache does not hold ("miss_in_post"), each beside the same
+ * POSTs from held registrations ("post_held", "post_held_beside_miss"),
+ * with what the lookup or the registration adds per operation; and a
+ * buffer made usable and written to completion, 4-128 KiB, by a miss
+ * inside the POST ("miss_write") against an ordinary registration
+ * followed by the same write ("ordinary_write").
  *
  * usage: bench_reg [-d DEV] [post]: on RDMA device DEV (default
  * $MRRC_DEV, else rxe0); with "post", only the measurements inside a POST
- * and the ordinary 4 KiB registration they are compared with.  Every line
- * also carries the keys of the run (benchjson.h).
+ * and the ordinary 4 KiB register + release cycle they are compared with.
+ * Every line also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
 #include <stdint.h>
