@@ -1,271 +1,231 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# BENCH=kv: mrrcd (tools/mrrcd/) against memcached, both started here in
-# the one test VM, measured with mrrckv's bench command (one client, one
-# request at a time on 64 keys, the latency of each).  For values of 64 B,
-# 4 KiB and 64 KiB, these configurations:
+# BENCH=kv: mrrcd (tools/mrrcd/) against Debian's memcached, in two test
+# VMs on the rxe link (tools/vm/pair.sh, started by tools/bench/run.sh):
+# VM a serves both daemons on its link address, VM b runs the clients
+# (`mrrckv load`: CLIENTS processes, one connection each, closed loop, a
+# GET/SET mix on 1000 Zipf(0.99) keys, see tools/mrrcd/load.h).
 #
-#   server     transport  op        meta
-#   memcached  tcp        get, set  none
-#   mrrcd      tcp        get, set  none
-#   mrrcd      rdma       get, set  none   (two-sided: requests by SEND)
-#   mrrcd      rdma       oget      none, faa, sample:8  (one-sided READs)
-#   mrrcd      rdma       rset      none   (the value written by FRRWP)
+#   system     path       metadata  GETs by                SETs by
+#   memcached  tcp        none      text protocol, TCP     TCP
+#   mrrcd      tcp        none      text protocol, TCP     TCP
+#   mrrcd      two_sided  none      text protocol in SENDs SENDs
+#   mrrcd      one_sided  none      RDMA READs             SENDs
+#   mrrcd      one_sided  faa       READs + FETCH_AND_ADD  SENDs
+#   mrrcd      one_sided  sample    READs, FAA 1 in 8      SENDs
 #
-# Interleaved, so that what is compared is measured in the same
-# conditions: each size's operations are split into ROUNDS rounds, and
-# every round runs each configuration once (one mrrckv process, COUNT /
-# ROUNDS operations), starting one configuration further along the list
-# each round.  A burst of load on the host (the VM is emulated, on a
-# shared machine) then spoils one round of several configurations, not
-# one configuration's whole figure.
+# for each value size (64 B, 1 KiB, 16 KiB), client count (1, 8) and
+# GET share (90 %, 50 %).  Each such group runs ROUNDS rounds; a round
+# runs every configuration once for SECONDS seconds, starting one further
+# along the list each round, so that a burst of load on the host spoils
+# one round of several configurations rather than one configuration.
 #
-# JSON lines on stdout, each size's as soon as its rounds are done, with
-# the keys of the run as bench_ops.sh writes them.  Per configuration:
-# lat_p50_us and lat_p99_us (us), the median over the rounds of each
-# round's percentile, and ops_per_sec (ops/s), all operations over the
-# time they took; keys server, transport, op, meta, value_bytes, count
-# (operations in all rounds) and rounds.  Then, for each get of mrrcd,
-# ratio_vs_memcached_tcp (x): memcached's TCP get lat_p50_us over that
-# configuration's (above 1: faster than memcached), and for each set and
-# rset of mrrcd the same against memcached's TCP set.  Both daemons are
-# stopped with SIGTERM at the end and must exit 0; any failure ends the
-# script with a non-zero status and the daemons' logs.
+# JSON lines (written by the client to the file named): per configuration
+# and operation (op get or set), metrics throughput_ops (ops/s: that
+# operation's count over the run time; the medians over the rounds),
+# latency_p50_ns and latency_p99_ns (ns, the medians over the rounds of
+# each round's percentile), and for mrrcd throughput_vs_memcached (x: its
+# throughput over memcached's TCP one for the same op and group); keys
+# system, path, metadata, op, value_bytes, clients, get_ratio, keys,
+# zipf, seconds, rounds, and the run's (kernel and server_kernel, accel,
+# device, commit, date).
 #
-# usage: bench_kv.sh [-d DEV] [-c 'SIZE:COUNT ...'] [-r ROUNDS]: mrrcd on
-# RDMA device DEV (default $MRRC_DEV, else rxe0), whose network device has
-# the address 10.211.0.1; the value sizes and operations per
-# configuration (default '64:2000 4096:2000 65536:1000', 5 rounds).
-# memcached: $MEMCACHED, default Debian's /usr/bin/memcached (tools/deps.sh).
+# usage: bench_kv.sh serve                  (VM a)
+#        bench_kv.sh client OUT             (VM b; OUT: the JSON lines)
+# environment (client): KV_SIZES (default '64 1024 16384'), KV_CLIENTS
+# ('1 8'), KV_GETPCT ('90 50'), KV_SECONDS (3), KV_ROUNDS (3);
+# MEMCACHED (server: default /usr/bin/memcached, tools/deps.sh).
 set -eu
-dir=$(dirname "$0")
-top=$(cd "$dir/../.." && pwd)
-usage="usage: bench_kv [-d DEV] [-c 'SIZE:COUNT ...'] [-r ROUNDS]"
-sizes="64:2000 4096:2000 65536:1000"
-rounds=5
-while getopts d:c:r:h o; do
-	case $o in
-	d) MRRC_DEV=$OPTARG ;;
-	c) sizes=$OPTARG ;;
-	r) rounds=$OPTARG ;;
-	h) echo "$usage"; exit 0 ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
-for sc in $sizes; do
-	case $sc in
-	*[!0-9:]* | :* | *: | *:*:*) echo "$usage" >&2; exit 2 ;;
-	esac
-	[ "${sc#*:}" -ge "${rounds:-0}" ] 2> /dev/null || { echo "$usage" >&2; exit 2; }
-done
-case $rounds in
-'' | *[!0-9]* | 0) echo "$usage" >&2; exit 2 ;;
-esac
-dev=${MRRC_DEV-rxe0}
-MRRC_DATE=${MRRC_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
-export MRRC_DATE
-
-# A JSON string: backslash and quote escaped, control characters dropped.
-jstr() {
-	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')"
-}
-accel=${MRRC_ACCEL:-$(tr ' ' '\n' 2>/dev/null < /proc/cmdline |
-	sed -n 's/^MRRC_ACCEL=//p' | tail -n 1)}
-run_keys=$(printf ',"kernel":%s,"accel":%s,"device":%s,"commit":%s,"date":%s' \
-	"$(jstr "${MRRC_KVER:-$(uname -r)}")" "$(jstr "${accel:-unknown}")" \
-	"$(jstr "$dev")" "$(jstr "${MRRC_COMMIT:-unknown}")" \
-	"$(jstr "$MRRC_DATE")")
-
-mrrcd=$top/build/tools/mrrcd
+top=$(cd "$(dirname "$0")/../.." && pwd)
 kv=$top/build/tools/mrrckv
-memcached=${MEMCACHED:-/usr/bin/memcached}
-addr=10.211.0.1
+mrrcd=$top/build/tools/mrrcd
 mport=11611	# mrrcd, TCP and RDMA CM
 cport=11612	# memcached, TCP
-for f in "$mrrcd" "$kv" "$memcached"; do
-	[ -x "$f" ] || { echo "bench_kv: $f: not found (make tools; make deps)" >&2; exit 1; }
-done
+usage="usage: bench_kv serve | bench_kv client OUT"
 
-logs=$(mktemp -d /tmp/bench-kv.XXXXXX)
-mpid='' cpid=''
-cleanup() {
-	st=$?
-	# A SIGTERM in memcached's first moments can be lost: SIGKILL after 3 s.
-	pids="$mpid $cpid"
-	if [ -n "${pids% }" ]; then
-		# shellcheck disable=SC2086
-		kill $pids 2> /dev/null || true
-		# shellcheck disable=SC2086
-		(sleep 3; kill -KILL $pids 2> /dev/null) &
-		killer=$!
-		# shellcheck disable=SC2086
-		wait $pids 2> /dev/null || true
-		kill "$killer" 2> /dev/null || true
-	fi
-	if [ "$st" -ne 0 ]; then
-		for f in "$logs"/*.log; do
-			[ -s "$f" ] || continue
-			echo "bench_kv: ${f##*/}:" >&2
-			tail -n 20 "$f" | sed 's/^/    /' >&2
-		done
-	fi
-	rm -rf "$logs"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 fail() {
 	echo "bench_kv: $*" >&2
 	exit 1
 }
 
-# ready NAME PID MRRCKV-OPTIONS...: wait until the daemon answers.
-ready() {
-	name=$1 pid=$2
-	shift 2
-	i=0
-	until "$kv" "$@" cmd version > "$logs/ready.out" 2>&1; do
-		kill -0 "$pid" 2> /dev/null || fail "$name exited at start"
-		i=$((i + 1))
-		[ $i -lt 150 ] || fail "$name does not answer ($*): $(cat "$logs/ready.out")"
-		sleep 0.2
+serve() {
+	memcached=${MEMCACHED:-/usr/bin/memcached}
+	ip=${MRRC_LINK_IP:?bench_kv serve: not in a VM pair}
+	for f in "$mrrcd" "$kv" "$memcached"; do
+		[ -x "$f" ] || fail "$f: not found (make tools; make deps)"
 	done
+	"$mrrcd" -p $mport -m 64 -R "$ip" > /tmp/mrrcd.log 2>&1 &
+	mpid=$!
+	# One worker thread, as mrrcd has one event loop, on one vCPU.
+	"$memcached" -u root -p $cport -l "$ip" -m 64 -t 1 \
+		> /tmp/memcached.log 2>&1 &
+	cpid=$!
+	st=0
+	# Until the client says it is done (a key it stores in mrrcd),
+	# at most 3 hours; each look is one TCP GET on the loopback.
+	end=$(($(date +%s) + 10800))
+	until "$kv" -p $mport get bench:done > /dev/null 2>&1; do
+		kill -0 $mpid 2> /dev/null || { echo "bench_kv: mrrcd exited"; st=1; break; }
+		kill -0 $cpid 2> /dev/null || { echo "bench_kv: memcached exited"; st=1; break; }
+		[ "$(date +%s)" -lt "$end" ] || { echo "bench_kv: no end after 3 h"; st=1; break; }
+		sleep 2
+	done
+	kill $mpid $cpid 2> /dev/null || true
+	(sleep 20; kill -KILL $mpid $cpid 2> /dev/null) &
+	w=$!
+	wait $mpid || { echo "bench_kv: mrrcd: no clean exit on SIGTERM"; st=1; }
+	wait $cpid || { echo "bench_kv: memcached: no clean exit on SIGTERM"; st=1; }
+	kill $w 2> /dev/null || true
+	[ $st -eq 0 ] || tail -n 20 /tmp/mrrcd.log /tmp/memcached.log
+	rmmod mrrc || st=1
+	exit $st
 }
 
-"$mrrcd" -p $mport -m 64 --rdma $addr --rdma-dev "$dev" \
-	> "$logs/mrrcd.log" 2>&1 &
-mpid=$!
-"$memcached" -u root -p $cport -l 127.0.0.1 -m 64 -t 1 \
-	> "$logs/memcached.log" 2>&1 &
-cpid=$!
-ready mrrcd "$mpid" -s 127.0.0.1 -p $mport
-ready "mrrcd over RDMA" "$mpid" -r -d "$dev" -s $addr -p $mport
-ready memcached "$cpid" -s 127.0.0.1 -p $cport
-echo "bench_kv: mrrcd $("$mrrcd" -V | awk '{ print $2 }'), memcached" \
-	"$("$kv" -s 127.0.0.1 -p $cport cmd version | sed 's/^VERSION //')" >&2
+# JSON string: backslash and quote escaped, control characters dropped.
+jstr() {
+	printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')"
+}
 
-# field JSON KEY: a number from mrrckv's line, or nothing.
+# field LINE KEY: a number from a mrrckv load line.
 field() {
-	printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":\([0-9][0-9.]*\)[,}].*/\1/p' |
-		grep -x '[0-9][0-9]*\(\.[0-9]*\)\{0,1\}' || true
-}
-emit() {	# emit METRIC VALUE UNIT SERVER TRANSPORT OP META SIZE COUNT
-	printf '{"bench":"kv","metric":"%s","value":%s,"unit":"%s","server":"%s","transport":"%s","op":"%s","meta":"%s","value_bytes":%s,"count":%s,"rounds":%s%s}\n' \
-		"$@" "$rounds" "$run_keys"
+	printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":\([0-9][0-9.]*\)[,}].*/\1/p'
 }
 
-# measure SERVER TRANSPORT OP META SIZE COUNT: one mrrckv bench; prints
-# "P50 P99 OPS_PER_SEC".
-measure() {
+client() {
+	out=$1
+	peer=${MRRC_LINK_PEER:?bench_kv client: not in a VM pair}
+	sizes=${KV_SIZES:-64 1024 16384}
+	nclients=${KV_CLIENTS:-1 8}
+	pcts=${KV_GETPCT:-90 50}
+	secs=${KV_SECONDS:-3}
+	rounds=${KV_ROUNDS:-3}
+	for v in $sizes $nclients $pcts $secs $rounds; do
+		case $v in
+		'' | *[!0-9]*) fail "KV_* settings are numbers: '$v'" ;;
+		esac
+	done
+	[ -x "$kv" ] || fail "$kv: not found (make tools)"
+	tmp=$(mktemp -d /tmp/bench-kv.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT
+	: > "$out"
+
+	# Both daemons answer, over TCP and (mrrcd) over RDMA: up to 2 min.
+	i=0
+	until "$kv" -s "$peer" -p $cport cmd version > /dev/null 2>&1 &&
+	      "$kv" -s "$peer" -p $mport cmd version > /dev/null 2>&1 &&
+	      "$kv" -r -s "$peer" -p $mport cmd version > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || fail "the daemons in VM a do not answer"
+		sleep 2
+	done
+	mver=$("$kv" -s "$peer" -p $mport cmd version | sed 's/^VERSION //')
+	cver=$("$kv" -s "$peer" -p $cport cmd version | sed 's/^VERSION //')
+	echo "bench_kv: mrrcd $mver, memcached $cver, at $peer" >&2
+	accel=${MRRC_ACCEL:-$(tr ' ' '\n' 2>/dev/null < /proc/cmdline |
+		sed -n 's/^MRRC_ACCEL=//p' | tail -n 1)}
+	run=$(printf ',"kernel":%s,"server_kernel":%s,"accel":%s,"device":"rxe0","commit":%s,"date":%s' \
+		"$(jstr "${MRRC_KVER:-$(uname -r)}")" \
+		"$(jstr "${MRRC_KVER_SERVER:-unknown}")" \
+		"$(jstr "${accel:-unknown}")" \
+		"$(jstr "${MRRC_COMMIT:-unknown}")" \
+		"$(jstr "${MRRC_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}")")
+
+	configs="memcached,tcp,none mrrcd,tcp,none mrrcd,two_sided,none
+mrrcd,one_sided,none mrrcd,one_sided,faa mrrcd,one_sided,sample"
+	ncfg=$(echo "$configs" | wc -w)
+	for size in $sizes; do
+		"$kv" -s "$peer" -p $cport fill "$size" ||
+			fail "filling memcached with $size-byte values"
+		"$kv" -s "$peer" -p $mport fill "$size" ||
+			fail "filling mrrcd with $size-byte values"
+		for nc in $nclients; do
+			for pct in $pcts; do
+				group "$size" "$nc" "$pct"
+			done
+		done
+	done
+	"$kv" -s "$peer" -p $mport set bench:done 1 > /dev/null
+}
+
+# One configuration, one round: the two lines of mrrckv load.
+measure() {	# measure SYSTEM PATH META SIZE CLIENTS PCT
 	case $1 in
-	mrrcd) port=$mport ;;
-	*) port=$cport ;;
+	memcached) opts="-s $peer -p $cport" ;;
+	*) opts="-s $peer -p $mport" ;;
 	esac
+	op='get'
 	case $2 in
-	rdma) opts="-r -d $dev -s $addr" ;;
-	*) opts="-s 127.0.0.1" ;;
+	two_sided) opts="$opts -r" ;;
+	one_sided) opts="$opts -r"; op=oget ;;
+	esac
+	case $3 in
+	sample) opts="$opts -m sample:8" ;;
+	*) opts="$opts -m $3" ;;
 	esac
 	# shellcheck disable=SC2086 # the options are words
-	out=$("$kv" $opts -p "$port" -m "$4" bench "$3" "$5" "$6" \
-		2> "$logs/mrrckv.err") ||
-		fail "$1 $2 $3 -m $4 $5 B x $6: $(cat "$logs/mrrckv.err")"
-	ops=$(field "$out" ops_per_sec)
-	p50=$(field "$out" lat_p50_us)
-	p99=$(field "$out" lat_p99_us)
-	if [ -z "$ops" ] || [ -z "$p50" ] || [ -z "$p99" ] ||
-	   [ "$(field "$out" value_bytes)" != "$5" ] ||
-	   [ "$(field "$out" count)" != "$6" ] ||
-	   ! awk "BEGIN { exit !($p50 > 0 && $ops > 0) }"; then
-		fail "$1 $2 $3 -m $4 $5 B x $6: unexpected output: $out"
-	fi
-	echo "$p50 $p99 $ops"
+	"$kv" $opts load $op "$4" "$5" "$6" "$secs" 2> "$tmp/err" ||
+		fail "$1 $2 $3 ${4} B, $5 clients, $6 % GET: $(cat "$tmp/err")"
 }
 
-configs="memcached,tcp,get,none mrrcd,tcp,get,none mrrcd,rdma,get,none
-mrrcd,rdma,oget,none mrrcd,rdma,oget,faa mrrcd,rdma,oget,sample:8
-memcached,tcp,set,none mrrcd,tcp,set,none mrrcd,rdma,set,none
-mrrcd,rdma,rset,none"
-ncfg=$(echo "$configs" | wc -w)
-
-# Unrecorded warm-up: each path once (connections, page faults, caches).
-for c in "mrrcd tcp get" "mrrcd rdma get" "mrrcd rdma oget" \
-	 "memcached tcp get" "mrrcd rdma rset"; do
-	# shellcheck disable=SC2086
-	measure $c none 64 100 > /dev/null
-done
-
-# summary CONFIG: "P50 P99 OPS_PER_SEC" of CONFIG's rounds in $logs/rounds:
-# the medians of the percentiles, the operations over their total time.
-summary() {
-	awk -v c="$1" '$1 == c {
-		p50[n] = $2; p99[n] = $3; n++; ops += $5; t += $5 / $4
-	}
-	function median(a,	i, j, x) {
-		for (i = 1; i < n; i++)
-			for (j = i; j > 0 && a[j - 1] > a[j]; j--) {
-				x = a[j]; a[j] = a[j - 1]; a[j - 1] = x
-			}
-		return n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2
-	}
-	END {
-		if (!n)
-			exit 1
-		printf "%.2f %.2f %.0f\n", median(p50), median(p99), ops / t
-	}' "$logs/rounds"
+median() {	# median < numbers
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-for sc in $sizes; do
-	size=${sc%%:*}
-	per=$((${sc#*:} / rounds))
-	count=$((per * rounds))
-	: > "$logs/rounds"
+group() {	# group SIZE CLIENTS PCT: every configuration, ROUNDS rounds
+	: > "$tmp/rounds"
 	r=0
 	while [ $r -lt "$rounds" ]; do
-		# This round's order: the list, from configuration r on.
-		for c in $(echo "$configs" | tr '\n' ' ' | awk -v k=$r '{
-			for (i = 0; i < NF; i++) print $((i + k) % NF + 1) }'); do
-			# shellcheck disable=SC2046 # SERVER TRANSPORT OP META
-			m=$(measure $(echo "$c" | tr , ' ') "$size" "$per")
-			echo "$c $m $per" >> "$logs/rounds"
+		j=0
+		while [ $j -lt "$ncfg" ]; do
+			c=$(echo "$configs" | tr ' ' '\n' | sed -n "$(((r + j) % ncfg + 1))p")
+			# shellcheck disable=SC2046 # the configuration's three words
+			measure $(echo "$c" | tr ',' ' ') "$1" "$2" "$3" |
+				sed "s/^/$c /" >> "$tmp/rounds"
+			j=$((j + 1))
 		done
 		r=$((r + 1))
 	done
-	[ "$(wc -l < "$logs/rounds")" -eq $((ncfg * rounds)) ] ||
-		fail "$size B: rounds incomplete"
-	base= sbase=
+	gsize=$1 gnc=$2
+	ratio=$(awk "BEGIN { printf \"%.2f\", $3 / 100 }")
 	for c in $configs; do
-		# shellcheck disable=SC2046
-		set -- $(echo "$c" | tr , ' ')
-		m=$(summary "$c") || fail "$c: no rounds"
-		# shellcheck disable=SC2086
-		set -- "$@" $m
-		emit ops_per_sec "$7" ops/s "$1" "$2" "$3" "$4" "$size" "$count"
-		emit lat_p50_us "$5" us "$1" "$2" "$3" "$4" "$size" "$count"
-		emit lat_p99_us "$6" us "$1" "$2" "$3" "$4" "$size" "$count"
-		case $1,$2,$3 in
-		memcached,tcp,get) base=$5 ;;
-		memcached,tcp,set) sbase=$5 ;;
-		mrrcd,*,get | mrrcd,*,oget)
-			emit ratio_vs_memcached_tcp \
-				"$(awk "BEGIN { printf \"%.3f\", $base / $5 }")" x \
-				"$1" "$2" "$3" "$4" "$size" "$count" ;;
-		mrrcd,*,set | mrrcd,*,rset)
-			emit ratio_vs_memcached_tcp \
-				"$(awk "BEGIN { printf \"%.3f\", $sbase / $5 }")" x \
-				"$1" "$2" "$3" "$4" "$size" "$count" ;;
-		esac
+		# shellcheck disable=SC2046 # the configuration's three words
+		set -- $(echo "$c" | tr ',' ' ') "$gsize" "$gnc" "$ratio"
+		for o in get set; do
+			grep "^$c .*\"op\":\"$o\"" "$tmp/rounds" > "$tmp/lines" || continue
+			for m in throughput_ops latency_p50_ns latency_p99_ns; do
+				v=$(while read -r _ line; do field "$line" $m; done < "$tmp/lines" | median)
+				case $m in
+				throughput_ops) u=ops/s ;;
+				*) u=ns ;;
+				esac
+				emit "$m" "$v" "$u" "$@" "$o"
+			done
+			if [ "$1" = mrrcd ]; then
+				mine=$(grep -F "\"metric\":\"throughput_ops\"" "$out" |
+					grep -F "\"system\":\"mrrcd\",\"path\":\"$2\",\"metadata\":\"$3\",\"op\":\"$o\",\"value_bytes\":$4,\"clients\":$5,\"get_ratio\":$6," |
+					tail -n 1 | sed 's/.*"value":\([0-9.]*\),.*/\1/')
+				mc=$(grep -F "\"metric\":\"throughput_ops\"" "$out" |
+					grep -F "\"system\":\"memcached\",\"path\":\"tcp\",\"metadata\":\"none\",\"op\":\"$o\",\"value_bytes\":$4,\"clients\":$5,\"get_ratio\":$6," |
+					tail -n 1 | sed 's/.*"value":\([0-9.]*\),.*/\1/')
+				[ -n "$mine" ] && [ -n "$mc" ] &&
+					emit throughput_vs_memcached \
+					"$(awk "BEGIN { printf \"%.2f\", $mine / $mc }")" \
+					x "$@" "$o"
+			fi
+		done
 	done
-done
+}
 
-# SIGTERM: both must exit 0.
-kill "$mpid" || fail "mrrcd is gone"
-st=0
-wait "$mpid" || st=$?
-mpid=
-[ "$st" -eq 0 ] || fail "mrrcd exited $st on SIGTERM"
-kill "$cpid" || fail "memcached is gone"
-st=0
-wait "$cpid" || st=$?
-cpid=
-[ "$st" -eq 0 ] || fail "memcached exited $st on SIGTERM"
+emit() {	# emit METRIC VALUE UNIT SYSTEM PATH META SIZE CLIENTS RATIO OP
+	printf '{"bench":"kv","metric":"%s","value":%s,"unit":"%s","system":"%s","path":"%s","metadata":"%s","op":"%s","value_bytes":%s,"clients":%s,"get_ratio":%s,"keys":1000,"zipf":0.99,"seconds":%s,"rounds":%s%s}\n' \
+		"$1" "$2" "$3" "$4" "$5" "$6" "${10}" "$7" "$8" "$9" \
+		"$secs" "$rounds" "$run" | tee -a "$out"
+}
+
+case ${1:-} in
+serve) [ $# -eq 1 ] || fail "$usage"; serve ;;
+client) [ $# -eq 2 ] || fail "$usage"; client "$2" ;;
+*) fail "$usage" ;;
+esac

@@ -14,6 +14,11 @@
 # benchmarks run on a device of that name (as on a machine whose NIC is
 # called so).
 #
+# BENCH=kv runs in two VMs on a link instead (tools/vm/pair.sh, both on
+# KVER unless KVER_A / KVER_B say otherwise): bench_kv serve in VM a,
+# bench_kv client in VM b, which writes the lines; KV_SIZES, KV_CLIENTS,
+# KV_GETPCT, KV_SECONDS and KV_ROUNDS pass through (bench_kv.sh).
+#
 # usage: run.sh KVER NAME|all
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +46,12 @@ case $dev in
 	echo "bench: MRRC_DEV '$dev' is not a device name" >&2
 	exit 2 ;;
 esac
+pair=
+case " $names " in
+*" kv "*)
+	pair=kv
+	names=$(echo "$names" | tr ' ' '\n' | grep -vx kv || true) ;;
+esac
 cmd="export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_DEV=$dev;"
 [ "$dev" = rxe0 ] || cmd="$cmd rdma dev set rxe0 name $dev &&"
 for n in $names; do
@@ -51,10 +62,31 @@ for n in $names; do
 		(exit \$(cat /tmp/bench-$n.status || echo 1)) &&
 		mv $out.tmp $out &&"
 done
-export VM_MEM="${VM_MEM:-4G}"
 accel=$(tools/vm/accel.sh "$kver")
 st=0
-tools/vm/run.sh "$kver" "$cmd true" || st=$?
+if [ -n "$names" ]; then
+	VM_MEM="${VM_MEM:-4G}" tools/vm/run.sh "$kver" "$cmd true" || st=$?
+fi
+if [ -n "$pair" ] && [ "$st" -eq 0 ]; then
+	ka=${KVER_A:-$kver} kb=${KVER_B:-$kver}
+	env=
+	for v in KV_SIZES KV_CLIENTS KV_GETPCT KV_SECONDS KV_ROUNDS; do
+		x=$(printenv "$v" || true)
+		case $x in
+		*[!0-9\ ]*) echo "bench: $v='$x': numbers only" >&2; exit 2 ;;
+		?*) env="$env $v='$x'" ;;
+		esac
+	done
+	out=build/bench/kv.jsonl
+	echo "bench: kv -> $out (two VMs: $ka serves, $kb runs the clients)"
+	VM_TIMEOUT=${VM_TIMEOUT:-5400} tools/vm/pair.sh "$ka" "$kb" \
+		"build/bench-bin/bench_kv serve" \
+		"export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_KVER_SERVER=$ka$env;
+		build/bench-bin/bench_kv client $out.tmp; st=\$?;
+		rmmod mrrc || st=1; exit \$st" &&
+		mv $out.tmp $out || st=$?
+	names="$names kv"
+fi
 # Lines of a benchmark that does not write the keys of the run itself.
 for n in $names; do
 	f=build/bench/$n.jsonl

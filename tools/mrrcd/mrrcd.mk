@@ -10,7 +10,7 @@ MRRCD_HDRS := $(wildcard $(MRRCD_DIR)/*.h) lib/mark_defined.h
 MRRCD_CORE := $(MRRCD_DIR)/store.c $(MRRCD_DIR)/proto.c $(MRRCD_DIR)/hash.c
 MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_DIR)/rdma.c $(MRRCD_CORE)
 MRRCKV_SRCS := $(MRRCD_DIR)/mrrckv.c $(MRRCD_DIR)/kvclient.c \
-	$(MRRCD_DIR)/reader.c $(MRRCD_DIR)/hash.c
+	$(MRRCD_DIR)/reader.c $(MRRCD_DIR)/hash.c $(MRRCD_DIR)/load.c
 MRRCD_TESTS := $(TESTS_DIR)/test_mrrcd_store $(TESTS_DIR)/test_mrrcd_proto
 
 $(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
@@ -22,7 +22,7 @@ $(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
 $(B)/tools/mrrckv: $(MRRCKV_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
 		$(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCKV_SRCS) $(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCKV_SRCS) $(B)/lib/libmrrc.a -lm
 
 tools: $(B)/tools/mrrcd $(B)/tools/mrrckv
 
@@ -55,5 +55,5 @@ $(TESTS_DIR)/kv_rdma: $(MRRCD_DIR)/tests/kv_rdma.c $(MRRCKV_SRCS) $(MRRCD_HDRS) 
 		$(CFLAGS_STAMP) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -I$(MRRCD_DIR) -o $@ $< \
-		$(filter-out %/mrrckv.c,$(MRRCKV_SRCS)) $(B)/lib/libmrrc.a
+		$(filter-out %/mrrckv.c %/load.c,$(MRRCKV_SRCS)) $(B)/lib/libmrrc.a
 tools: $(TESTS_DIR)/kv_rdma

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kvclient.h"
+#include "load.h"
 #include "mrrc_version.h"
 
 static void usage(FILE *f)
@@ -30,7 +31,10 @@ static void usage(FILE *f)
 		"  oget KEY                          get by one-sided READs (-r)\n"
 		"  delete KEY\n"
 		"  cmd 'LINE'                        any command; print the reply\n"
-		"  bench OP SIZE COUNT               OP: set, rset, get, oget; one JSON line\n");
+		"  bench OP SIZE COUNT               OP: set, rset, get, oget; one JSON line\n"
+		"  fill SIZE [KEYS]                  store keys load:0 .. load:KEYS-1\n"
+		"  load OP SIZE CLIENTS GETPCT SECONDS [KEYS]\n"
+		"                                    OP: get, oget; a Zipf GET/SET mix\n");
 }
 
 static int number(const char *what, const char *s, unsigned long max,
@@ -139,6 +143,93 @@ static int bench(struct kvc *k, const char *op, unsigned long size,
 	return err;
 }
 
+struct target {
+	const char *host, *dev;
+	unsigned int port;
+	bool rdma;
+};
+
+static int target_connect(struct kvc *k, void *arg)
+{
+	const struct target *t = arg;
+
+	return t->rdma ? kvc_connect_rdma(k, t->dev, t->host, t->port) :
+			 kvc_connect_tcp(k, t->host, t->port);
+}
+
+/* fill SIZE [KEYS]: see load.h. */
+static int fill(struct target *t, int argc, char **argv)
+{
+	struct load_cfg c = {
+		.connect = target_connect, .connect_arg = t, .keys = 1000,
+	};
+	unsigned long size, keys = 1000;
+	int err;
+
+	if (argc < 1 || argc > 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (number("SIZE", argv[0], LOAD_MAX_VALUE, &size) ||
+	    (argc > 1 && (number("KEYS", argv[1], 1000000, &keys) || !keys)))
+		return 2;
+	c.value_bytes = (uint32_t)size;
+	c.keys = (unsigned int)keys;
+	err = load_fill(&c);
+	if (err) {
+		fprintf(stderr, "mrrckv: fill: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* load OP SIZE CLIENTS GETPCT SECONDS [KEYS]: see load.h. */
+static int load(struct target *t, const char *meta, int argc, char **argv)
+{
+	struct load_cfg c = {
+		.connect = target_connect, .connect_arg = t, .meta = meta,
+		.keys = 1000, .zipf = 0.99,
+	};
+	unsigned long size, clients, pct, secs, keys = 1000;
+	struct kvc k;
+	int err;
+
+	if (argc < 5 || argc > 6 ||
+	    (strcmp(argv[0], "get") && strcmp(argv[0], "oget"))) {
+		usage(stderr);
+		return 2;
+	}
+	if (number("SIZE", argv[1], LOAD_MAX_VALUE, &size) ||
+	    number("CLIENTS", argv[2], 64, &clients) || !clients ||
+	    number("GETPCT", argv[3], 100, &pct) ||
+	    number("SECONDS", argv[4], 3600, &secs) || !secs ||
+	    (argc > 5 && (number("KEYS", argv[5], 1000000, &keys) || !keys)))
+		return 2;
+	c.one_sided = argv[0][0] == 'o';
+	if (c.one_sided && !t->rdma) {
+		fprintf(stderr, "mrrckv: load oget: one-sided GETs need -r\n");
+		return 2;
+	}
+	/* The mode is checked here, once, rather than in every client. */
+	memset(&k, 0, sizeof(k));
+	if (kvc_set_meta(&k, meta)) {
+		fprintf(stderr, "mrrckv: -m %s: none, faa or sample:N (2..65536)\n",
+			meta);
+		return 2;
+	}
+	c.value_bytes = (uint32_t)size;
+	c.clients = (unsigned int)clients;
+	c.get_ratio = pct / 100.0;
+	c.seconds = (unsigned int)secs;
+	c.keys = (unsigned int)keys;
+	err = load_run(&c, stdout);
+	if (err) {
+		fprintf(stderr, "mrrckv: load: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -198,6 +289,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind++];
+	if (!strcmp(cmd, "load") || !strcmp(cmd, "fill")) {
+		struct target t = { host, dev, (unsigned int)port, rdma };
+
+		if (cmd[0] == 'f')
+			return fill(&t, argc - optind, argv + optind);
+		return load(&t, meta, argc - optind, argv + optind);
+	}
 	err = rdma ? kvc_connect_rdma(&k, dev, host, (unsigned int)port) :
 		     kvc_connect_tcp(&k, host, (unsigned int)port);
 	if (err) {
