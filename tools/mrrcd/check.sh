@@ -86,6 +86,20 @@ check "hostile clients: long lines, bad lengths, junk, fuzz, half-close, kill, s
 	mrrcd_run -m 64 -- "$mrrcd_t/hostile.py"
 check "20000 pipelined flush_all noreply: lazy, another client served meanwhile" \
 	mrrcd_run -m 64 -- "$mrrcd_t/hostile.py" flush
+# mrrckv load (BENCH=kv's load generator): four clients, every value
+# checked by length and content, nothing missing after fill.
+mrrcd_load() {
+	kv="$B/tools/mrrckv -p $MRRCD_PORT"
+	$kv fill 100 200 && $kv load get 100 4 70 1 200 > "$L/load.out" &&
+	cat "$L/load.out" && [ "$(grep -c '"misses":0,' "$L/load.out")" = 2 ] &&
+	grep -q '"op":"get".*"throughput_ops":[1-9]' "$L/load.out" &&
+	grep -q '"op":"set".*"throughput_ops":[1-9]' "$L/load.out" &&
+	! $kv load get 100 65 70 1 2> /dev/null && ! $kv load oget 100 1 70 1 2> /dev/null
+}
+export -f mrrcd_load
+export B L
+check "mrrckv fill and load: four clients' GET/SET mix, values checked, bad arguments refused" \
+	mrrcd_run -m 16 -- bash -c mrrcd_load
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \

@@ -106,6 +106,7 @@ void kvc_close(struct kvc *k)
 	free(k->item);
 	free(k->atomic_buf);
 	free(k->win);
+	free(k->loc);
 	init(k, k->tr);
 }
 
@@ -506,6 +507,7 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 			goto fail;
 		}
 		k->rem_ok = true;
+		kvc_set_hints(k, true);	/* without memory: two READs a GET */
 	}
 	return 0;
 fail:
@@ -802,8 +804,8 @@ static int post_wait(struct kvc *k, struct mrrc_wr *w, unsigned int n)
 
 /*
  * The reader's transport: one RDMA READ into a staging buffer the module
- * has cached.  A window READ also refreshes the header's clock and flush
- * state when that is due, in the same post.
+ * has cached.  The first READ of a GET also refreshes the header's clock
+ * and flush state, in the same post (the responder runs them in order).
  */
 static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 {
@@ -818,7 +820,7 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 		return -EFAULT;
 	k->seq++;
 	memset(w, 0, sizeof(w));
-	if (k->clock_due && len == MRRCD_PROBE * MRRCD_SLOT_SIZE) {
+	if (k->clock_due) {
 		const struct kvc_seg *h = seg_of(k, MRRCD_HDR_CLOCK_OFF,
 						 MRRCD_HDR_CLOCK_LEN);
 
@@ -889,9 +891,11 @@ static int count_read(struct kvc *k, uint64_t off)
 int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	     uint32_t *flags)
 {
+	size_t klen = strlen(key ? key : "");
 	struct mrrcd_remote_item it;
-	uint64_t before;
-	int err;
+	struct kvc_loc *loc = NULL;
+	uint64_t before, h;
+	int err = -ESTALE;
 
 	if (!key_ok(key))
 		return -EINVAL;
@@ -901,9 +905,31 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 		return -ECONNRESET;
 	k->clock_due = true;
 	before = k->rem.retries;
-	err = mrrcd_remote_get(&k->rem, key, strlen(key), k->item,
-			       k->rem.hdr.item_max, MAX_TRIES, &it);
+	/* Where this key was last found: one READ if it is still there. */
+	h = mrrcd_hash64(key, klen, MRRCD_HASH_SEED);
+	if (k->loc) {
+		loc = &k->loc[h & (KVC_LOC_SLOTS - 1)];
+		if (loc->len && loc->hash == h) {
+			err = mrrcd_remote_get_at(&k->rem, key, klen, loc->off,
+						  loc->len, k->item,
+						  k->rem.hdr.item_max, &it);
+			if (err == -ESTALE)
+				k->st.oget_stale++;
+			else if (!err)
+				k->st.oget_at++;
+		}
+	}
+	if (err == -ESTALE)
+		err = mrrcd_remote_get(&k->rem, key, klen, k->item,
+				       k->rem.hdr.item_max, MAX_TRIES, &it);
 	k->st.oget_retries += k->rem.retries - before;
+	if (loc && !err) {
+		loc->hash = h;
+		loc->off = it.item_off;
+		loc->len = it.item_len;
+	} else if (loc && err == -ENOENT && loc->hash == h) {
+		loc->len = 0;
+	}
 	if (err)
 		return err;
 	err = count_read(k, it.counter_off);
@@ -914,6 +940,17 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	if (flags)
 		*flags = it.flags;
 	return 0;
+}
+
+void kvc_set_hints(struct kvc *k, bool on)
+{
+	if (!on || !k->rem_ok) {
+		free(k->loc);
+		k->loc = NULL;
+		return;
+	}
+	if (!k->loc)
+		k->loc = calloc(KVC_LOC_SLOTS, sizeof(*k->loc));
 }
 
 int kvc_set_meta(struct kvc *k, const char *mode)

@@ -35,6 +35,19 @@ struct kvc_stats {
 	uint64_t oget_reads;	/* RDMA READs of one-sided GETs */
 	uint64_t oget_atomics;	/* FETCH_AND_ADDs they posted */
 	uint64_t oget_retries;	/* torn reads retried */
+	uint64_t oget_at;	/* GETs done in one READ where the key was */
+	uint64_t oget_stale;	/* ... that found it gone: a full GET */
+};
+
+/*
+ * Where one-sided GETs last found keys (by hash, direct-mapped): the next
+ * GET of such a key reads the item there in one READ, and falls back to
+ * the probe window when it has moved (mrrcd_remote_get_at()).
+ */
+#define KVC_LOC_SLOTS	4096u
+struct kvc_loc {
+	uint64_t hash, off;
+	uint32_t len;		/* 0: empty */
 };
 
 struct kvc {
@@ -67,6 +80,7 @@ struct kvc {
 	enum kvc_meta meta;
 	unsigned int sample;	/* KVC_META_SAMPLE: N */
 	uint64_t rng;
+	struct kvc_loc *loc;	/* KVC_LOC_SLOTS, NULL: hints off */
 	struct kvc_stats st;
 };
 
@@ -105,5 +119,7 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	     uint32_t *flags);
 /* "none", "faa", "sample:N" (N from 2 to 65536); -EINVAL otherwise. */
 int kvc_set_meta(struct kvc *k, const char *mode);
+/* Remember where keys were found (the default once connected), or not. */
+void kvc_set_hints(struct kvc *k, bool on);
 
 #endif /* MRRCD_KVCLIENT_H */

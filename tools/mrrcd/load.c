@@ -31,6 +31,7 @@ struct load_result {
 	uint64_t n[2];		/* latencies that follow, per op */
 	uint64_t misses;	/* GETs that found nothing */
 	uint64_t retries;	/* one-sided torn reads retried */
+	uint64_t at;		/* one-sided GETs done in one READ */
 };
 
 enum { LOAD_GET, LOAD_SET };
@@ -224,8 +225,10 @@ static int client(const struct load_cfg *c, const double *cdf, unsigned int id,
 	res.elapsed_ns = t - t0;
 	res.n[0] = lat[0].n;
 	res.n[1] = lat[1].n;
-	if (c->one_sided && !res.err)
+	if (c->one_sided && !res.err) {
 		res.retries = k.st.oget_retries;
+		res.at = k.st.oget_at;
+	}
 	if (connected)
 		kvc_close(&k);
 	err = write_all(out_fd, &res, sizeof(res));
@@ -275,7 +278,7 @@ int load_run(const struct load_cfg *c, FILE *out)
 	int res_fd[LOAD_MAX_CLIENTS];
 	pid_t pid[LOAD_MAX_CLIENTS];
 	struct lat all[2] = { 0 };
-	uint64_t elapsed = 0, misses = 0, retries = 0;
+	uint64_t elapsed = 0, misses = 0, retries = 0, at = 0;
 	unsigned int i, started = 0;
 	double *cdf = NULL;
 	int err = 0, op, st;
@@ -360,6 +363,7 @@ int load_run(const struct load_cfg *c, FILE *out)
 			elapsed = r.elapsed_ns;
 		misses += r.misses;
 		retries += r.retries;
+		at += r.at;
 	}
 	for (i = 0; i < started; i++) {
 		close(res_fd[i]);
@@ -375,14 +379,15 @@ int load_run(const struct load_cfg *c, FILE *out)
 			continue;
 		qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
 		fprintf(out,
-			"{\"op\":\"%s\",\"value_bytes\":%u,\"clients\":%u,\"get_ratio\":%.2f,\"keys\":%u,\"zipf\":%.2f,\"seconds\":%.3f,\"ops\":%llu,\"throughput_ops\":%.0f,\"latency_p50_ns\":%llu,\"latency_p99_ns\":%llu,\"misses\":%llu,\"oget_retries\":%llu}\n",
+			"{\"op\":\"%s\",\"value_bytes\":%u,\"clients\":%u,\"get_ratio\":%.2f,\"keys\":%u,\"zipf\":%.2f,\"seconds\":%.3f,\"ops\":%llu,\"throughput_ops\":%.0f,\"latency_p50_ns\":%llu,\"latency_p99_ns\":%llu,\"misses\":%llu,\"oget_retries\":%llu,\"oget_one_read\":%llu}\n",
 			op_name[op], c->value_bytes, c->clients, c->get_ratio,
 			c->keys, c->zipf, elapsed / 1e9,
 			(unsigned long long)l->n, l->n / (elapsed / 1e9),
 			(unsigned long long)l->v[l->n / 2],
 			(unsigned long long)l->v[l->n * 99 / 100],
 			(unsigned long long)(op == LOAD_GET ? misses : 0),
-			(unsigned long long)(op == LOAD_GET ? retries : 0));
+			(unsigned long long)(op == LOAD_GET ? retries : 0),
+			(unsigned long long)(op == LOAD_GET ? at : 0));
 	}
 	fflush(out);
 out:

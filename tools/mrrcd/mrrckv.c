@@ -24,6 +24,7 @@ static void usage(FILE *f)
 		"  -d, --device=NAME        RDMA device (default: the first one)\n"
 		"  -m, --meta=MODE          one-sided reads report: none, faa, sample:N\n"
 		"  -F, --frrwp              set by FRRWP (rset: the value by CRW, -r)\n"
+		"  -H, --no-hints           one-sided GETs always read the probe window\n"
 		"  -h, --help, -V, --version\n"
 		"commands:\n"
 		"  set KEY VALUE [FLAGS [EXPTIME]]   VALUE '-': standard input\n"
@@ -146,15 +147,19 @@ static int bench(struct kvc *k, const char *op, unsigned long size,
 struct target {
 	const char *host, *dev;
 	unsigned int port;
-	bool rdma;
+	bool rdma, hints;
 };
 
 static int target_connect(struct kvc *k, void *arg)
 {
 	const struct target *t = arg;
+	int err;
 
-	return t->rdma ? kvc_connect_rdma(k, t->dev, t->host, t->port) :
-			 kvc_connect_tcp(k, t->host, t->port);
+	err = t->rdma ? kvc_connect_rdma(k, t->dev, t->host, t->port) :
+			kvc_connect_tcp(k, t->host, t->port);
+	if (!err && !t->hints)
+		kvc_set_hints(k, false);
+	return err;
 }
 
 /* fill SIZE [KEYS]: see load.h. */
@@ -239,19 +244,20 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "meta", required_argument, NULL, 'm' },
 		{ "frrwp", no_argument, NULL, 'F' },
+		{ "no-hints", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *host = "127.0.0.1", *dev = NULL, *meta = "none", *cmd;
 	unsigned long port = 11211, a, b;
-	bool rdma = false, frrwp = false;
+	bool rdma = false, frrwp = false, hints = true;
 	struct kvc k;
 	const char *v;
 	size_t len;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "s:p:rd:m:FhV", longopts,
+	while ((opt = getopt_long(argc, argv, "s:p:rd:m:FHhV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -273,6 +279,9 @@ int main(int argc, char **argv)
 		case 'F':
 			frrwp = true;
 			break;
+		case 'H':
+			hints = false;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -290,7 +299,8 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[optind++];
 	if (!strcmp(cmd, "load") || !strcmp(cmd, "fill")) {
-		struct target t = { host, dev, (unsigned int)port, rdma };
+		struct target t = { host, dev, (unsigned int)port, rdma,
+				    hints };
 
 		if (cmd[0] == 'f')
 			return fill(&t, argc - optind, argv + optind);
@@ -309,6 +319,8 @@ int main(int argc, char **argv)
 		kvc_close(&k);
 		return 2;
 	}
+	if (!hints)
+		kvc_set_hints(&k, false);
 	argc -= optind;
 	argv += optind;
 	err = -EINVAL;

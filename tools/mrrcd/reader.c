@@ -3,7 +3,8 @@
  * One-sided GET over the arena format; see layout.h for the rules.  Two
  * READs per attempt: the probe window, then the item chunk.  Any
  * inconsistency on a slot whose key hash matches means a writer raced the
- * reads: the whole GET starts again.
+ * reads: the whole GET starts again.  mrrcd_remote_get_at() reads an item
+ * where an earlier GET found it, in one READ.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -57,31 +58,24 @@ static bool slot_ok(const struct mrrcd_slot *sl)
 	       sl->checksum;
 }
 
-/* Read and judge the item a matching, consistent slot points at. */
-static enum verdict read_item(struct mrrcd_remote *r,
-			      const struct mrrcd_slot *sl, const char *key,
-			      size_t klen, unsigned char *buf, size_t buf_len,
-			      struct mrrcd_remote_item *out)
+/*
+ * Judge an item chunk read into buf (len bytes): its own checksums, the
+ * version it must carry (0: any live one), its key, expiry and flush_all.
+ */
+static enum verdict judge_item(const struct mrrcd_remote *r,
+			       const unsigned char *buf, size_t len,
+			       uint64_t version, const char *key, size_t klen,
+			       struct mrrcd_remote_item *out)
 {
 	const struct mrrcd_arena_hdr *h = &r->hdr;
 	struct mrrcd_item it;
 
-	/* A consistent slot with impossible fields is not a race. */
-	if (sl->item_len < MRRCD_ITEM_HDR_SIZE || sl->item_len > h->item_max ||
-	    sl->item_len > buf_len || sl->item_off < h->heap_off ||
-	    sl->item_off - h->heap_off > (uint64_t)h->npages * h->page_size ||
-	    sl->item_len > h->heap_off + (uint64_t)h->npages * h->page_size -
-	    sl->item_off)
-		return V_BAD;
-	r->err = r->read(r->ctx, sl->item_off, buf, sl->item_len);
-	if (r->err)
-		return V_BAD;
 	memcpy(&it, buf, sizeof(it));
-	if (it.version != sl->version ||
+	if ((version ? it.version != version :
+		       !it.version || (it.version & 1)) ||
 	    mrrcd_hash64(&it, MRRCD_ITEM_SUM_BYTES, MRRCD_HASH_SEED) !=
 	    it.hdr_sum ||
-	    MRRCD_ITEM_HDR_SIZE + (uint64_t)it.key_len + it.value_len !=
-	    sl->item_len ||
+	    MRRCD_ITEM_HDR_SIZE + (uint64_t)it.key_len + it.value_len != len ||
 	    mrrcd_hash64(buf + MRRCD_ITEM_HDR_SIZE, it.key_len + it.value_len,
 			 MRRCD_HASH_SEED) != it.data_sum)
 		return V_TORN;
@@ -97,7 +91,33 @@ static enum verdict read_item(struct mrrcd_remote *r,
 	out->value_len = it.value_len;
 	out->flags = it.flags;
 	out->cas = it.cas;
+	out->item_slot = it.slot;
 	return V_HIT;
+}
+
+/* Whether [off, off + len) is an item-sized range inside the heap. */
+static bool item_range_ok(const struct mrrcd_arena_hdr *h, uint64_t off,
+			  uint64_t len, size_t buf_len)
+{
+	return len >= MRRCD_ITEM_HDR_SIZE && len <= h->item_max &&
+	       len <= buf_len && off >= h->heap_off &&
+	       off - h->heap_off <= (uint64_t)h->npages * h->page_size &&
+	       len <= h->heap_off + (uint64_t)h->npages * h->page_size - off;
+}
+
+/* Read and judge the item a matching, consistent slot points at. */
+static enum verdict read_item(struct mrrcd_remote *r,
+			      const struct mrrcd_slot *sl, const char *key,
+			      size_t klen, unsigned char *buf, size_t buf_len,
+			      struct mrrcd_remote_item *out)
+{
+	/* A consistent slot with impossible fields is not a race. */
+	if (!item_range_ok(&r->hdr, sl->item_off, sl->item_len, buf_len))
+		return V_BAD;
+	r->err = r->read(r->ctx, sl->item_off, buf, sl->item_len);
+	if (r->err)
+		return V_BAD;
+	return judge_item(r, buf, sl->item_len, sl->version, key, klen, out);
 }
 
 static enum verdict try_get(struct mrrcd_remote *r, uint64_t hash,
@@ -135,6 +155,8 @@ static enum verdict try_get(struct mrrcd_remote *r, uint64_t hash,
 			out->slot_off = base + i * MRRCD_SLOT_SIZE;
 			out->counter_off = mrrcd_counter_off(&r->hdr,
 							     out->slot_off);
+			out->item_off = sl->item_off;
+			out->item_len = sl->item_len;
 			return V_HIT;
 		}
 		if (v == V_MISS || v == V_BAD)
@@ -167,4 +189,35 @@ int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 		}
 	}
 	return -EAGAIN;
+}
+
+int mrrcd_remote_get_at(struct mrrcd_remote *r, const char *key,
+			size_t key_len, uint64_t item_off, uint32_t item_len,
+			void *buf, size_t buf_len,
+			struct mrrcd_remote_item *it)
+{
+	const struct mrrcd_arena_hdr *h = &r->hdr;
+	enum verdict v;
+
+	r->err = 0;
+	if (!item_range_ok(h, item_off, item_len, buf_len))
+		return -ESTALE;
+	r->err = r->read(r->ctx, item_off, buf, item_len);
+	if (r->err)
+		return r->err;
+	v = judge_item(r, buf, item_len, 0, key, key_len, it);
+	/*
+	 * A live item of this key here is the key's latest: the daemon
+	 * frees (version 0) the chunk a SET replaces or a DELETE removes
+	 * before it answers.  Expired or flushed: a miss, as by the slot.
+	 */
+	if (v == V_MISS)
+		return -ENOENT;
+	if (v != V_HIT || it->item_slot >= h->nslots)
+		return -ESTALE;
+	it->slot_off = h->index_off + (uint64_t)it->item_slot * MRRCD_SLOT_SIZE;
+	it->counter_off = mrrcd_counter_off(h, it->slot_off);
+	it->item_off = item_off;
+	it->item_len = item_len;
+	return 0;
 }

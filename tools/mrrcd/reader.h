@@ -31,6 +31,9 @@ struct mrrcd_remote_item {
 	uint64_t cas;
 	uint64_t slot_off;	/* the item's slot */
 	uint64_t counter_off;	/* its access counter: FETCH_AND_ADD here */
+	uint64_t item_off;	/* where the item is: for mrrcd_remote_get_at() */
+	uint32_t item_len;
+	uint32_t item_slot;	/* the slot number the item names */
 };
 
 /* Read and check the arena header; -EPROTO if it is not one. */
@@ -46,5 +49,19 @@ int mrrcd_remote_clock(struct mrrcd_remote *r);
 int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 		     void *buf, size_t buf_len, unsigned int max_tries,
 		     struct mrrcd_remote_item *it);
+
+/*
+ * GET key from where an earlier GET found it (item_off and item_len of
+ * its mrrcd_remote_item): one READ.  0 and *it on a hit; -ESTALE when the
+ * chunk no longer holds a live item of this key of that length (moved,
+ * deleted, evicted, or caught mid-write: do a mrrcd_remote_get()); -ENOENT
+ * when it does but the item has expired or was flushed; a read's error.
+ * Refresh the header's clock in the same round trip for flush_all and
+ * expiry to be seen (see kvclient.c).
+ */
+int mrrcd_remote_get_at(struct mrrcd_remote *r, const char *key,
+			size_t key_len, uint64_t item_off, uint32_t item_len,
+			void *buf, size_t buf_len,
+			struct mrrcd_remote_item *it);
 
 #endif /* MRRCD_READER_H */

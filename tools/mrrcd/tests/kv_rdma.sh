@@ -45,12 +45,19 @@ stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 tap "mrrcd.rdma_daemon_starts" daemon
 tap "mrrcd.rdma_basic" "$t" $addr $port basic
 tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
 tap "mrrcd.rdma_hostile_daemon_banners_refused" "$t" $addr $port hostile-daemon
 tap "mrrcd.rdma_one_sided_race" "$t" $addr $port race
+# Two clients' one-sided GETs among SETs: every value checked, none
+# missing, and GETs of keys found before done in one READ there.
+tap "mrrcd.one_sided_load_reads_where_keys_were" sh -c "
+	$b/mrrckv -s 127.0.0.1 -p $port fill 64 200 &&
+	$b/mrrckv -r -s $addr -p $port load oget 64 2 90 1 200 > $out/load.out &&
+	cat $out/load.out &&
+	grep -q '\"op\":\"get\".*\"misses\":0,.*\"oget_one_read\":[1-9]' $out/load.out"
 tap "mrrcd.mrrckv_round_trip" sh -c "
 	head -c 300000 /dev/urandom > $out/v.bin &&
 	$b/mrrckv -r -s $addr -p $port set f - 7 < $out/v.bin &&

@@ -744,6 +744,77 @@ static void test_remote_reader(void **state)
 	free(buf);
 }
 
+/*
+ * A GET where the key was found last time: one READ, right while the item
+ * is the key's latest; anything else (re-set, deleted, another key there,
+ * caught mid-write, a length that no longer fits) is -ESTALE, never an old
+ * value; expired or flushed is a miss.
+ */
+static void test_remote_get_at(void **state)
+{
+	struct store *s = *state;
+	struct mrrcd_remote rem;
+	struct mrrcd_remote_item it, at;
+	char *buf = malloc(MRRCD_ITEM_MAX);
+	uint64_t off, *ver;
+	uint32_t len;
+
+	assert_non_null(buf);
+	assert_int_equal(mrrcd_remote_open(&rem, plain_read, s), 0);
+	assert_int_equal(put(s, "k", "first"), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	off = it.item_off;
+	len = it.item_len;
+	assert_true(len == MRRCD_ITEM_HDR_SIZE + 1 + 5);
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
+					     MRRCD_ITEM_MAX, &at), 0);
+	assert_memory_equal(at.value, "first", 5);
+	assert_true(at.slot_off == it.slot_off &&
+		    at.counter_off == it.counter_off);
+	/* Another key's name at this place: not ours. */
+	assert_int_equal(mrrcd_remote_get_at(&rem, "j", 1, off, len, buf,
+					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	/* Caught mid-write (the header's sum no longer matches): retry. */
+	ver = (uint64_t *)(s->arena + off);
+	(*ver) += 2;
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
+					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	(*ver) -= 2;
+	/* Out of the heap, or longer than the buffer: not even read. */
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, 64, len, buf,
+					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
+					     len - 1, &at), -ESTALE);
+	/* Set again: the old chunk is freed before the daemon answers. */
+	assert_int_equal(put(s, "k", "again"), 0);
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
+					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	assert_memory_equal(it.value, "again", 5);
+	/* A different length at the same place: refused, not truncated. */
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, it.item_off,
+					     it.item_len + 1, buf,
+					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	/* Flushed: a miss, as by the probe window. */
+	off = it.item_off;
+	len = it.item_len;
+	store_flush(s, 0);
+	assert_int_equal(mrrcd_remote_clock(&rem), 0);
+	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
+					     MRRCD_ITEM_MAX, &at), -ENOENT);
+	/* Deleted: the chunk is free. */
+	assert_int_equal(put(s, "d", "gone"), 0);
+	assert_int_equal(mrrcd_remote_get(&rem, "d", 1, buf, MRRCD_ITEM_MAX,
+					  1, &it), 0);
+	assert_int_equal(store_delete(s, "d", 1), 0);
+	assert_int_equal(mrrcd_remote_get_at(&rem, "d", 1, it.item_off,
+					     it.item_len, buf, MRRCD_ITEM_MAX,
+					     &at), -ESTALE);
+	free(buf);
+}
+
 static void test_init_limits(void **state)
 {
 	struct store s;
@@ -777,6 +848,7 @@ int main(void)
 		T(test_slot_version_checksum),
 		T(test_torn_reads_detected),
 		T(test_remote_reader),
+		T(test_remote_get_at),
 		cmocka_unit_test(test_init_limits),
 	};
 
