@@ -198,7 +198,7 @@ done
 check "benchmarks.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check
 check "make docs draws the figures and writes the HTML" \
-	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1; do
+	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
 for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \

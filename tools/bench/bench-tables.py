@@ -281,46 +281,46 @@ def t_peers(datadir):
                   "64 KiB", "1 MiB", "stale", "pinned pages"], body) + where(rows)
 
 
-KV_CONFIGS = [("memcached", "tcp", "get", "none"), ("mrrcd", "tcp", "get", "none"),
-              ("mrrcd", "rdma", "get", "none"), ("mrrcd", "rdma", "oget", "none"),
-              ("mrrcd", "rdma", "oget", "faa"), ("mrrcd", "rdma", "oget", "sample:8"),
-              ("memcached", "tcp", "set", "none"), ("mrrcd", "tcp", "set", "none"),
-              ("mrrcd", "rdma", "set", "none"), ("mrrcd", "rdma", "rset", "none")]
+KV_CONFIGS = [("memcached", "tcp", "none"), ("mrrcd", "tcp", "none"),
+              ("mrrcd", "two_sided", "none"), ("mrrcd", "one_sided", "none"),
+              ("mrrcd", "one_sided", "faa"), ("mrrcd", "one_sided", "sample")]
 
 
-def t_kv(datadir, kernel=None, lat="p50"):
-    """mrrcd against memcached: per configuration and value size the
-    median latency in µs with ops/s and memcached's TCP median of the
-    same kind of request (get or set) over this one (×mc); with lat=p99,
-    the 99th percentiles."""
-    if lat not in ("p50", "p99"):
-        raise DataError(f"kv: lat={lat}: p50 or p99")
+def t_kv(datadir, clients="1", get_ratio="0.9", op="get", kernel=None):
+    """mrrcd against memcached in two VMs (BENCH=kv): for one client
+    count, GET share and operation, per configuration and value size the
+    throughput in ops/s with mrrcd's over memcached's (×mc), and the p50
+    and p99 latencies in µs."""
     rows = of_kernel(load(datadir, "kv"), kernel)
+    try:
+        nc, ratio = int(clients), float(get_ratio)
+    except ValueError as e:
+        raise DataError(f"kv: clients={clients} get_ratio={get_ratio}") from e
+    if op not in ("get", "set"):
+        raise DataError(f"kv: op={op}: get or set")
+    rows = [r for r in rows if r.get("clients") == nc
+            and r.get("get_ratio") == ratio and r.get("op") == op]
     sizes = sorted({r["value_bytes"] for r in rows})
     body = []
-    for server, tr, op, meta in KV_CONFIGS:
+    for system, path, meta in KV_CONFIGS:
         def v(metric, size):
-            return pick(rows, metric=metric, server=server, transport=tr,
-                        op=op, meta=meta, value_bytes=size)
-        cells = [server, tr, op, meta]
+            return pick(rows, metric=metric, system=system, path=path,
+                        metadata=meta, value_bytes=size)
+        cells = [system, path, meta]
         for size in sizes:
-            l, ops = v(f"lat_{lat}_us", size), v("ops_per_sec", size)
-            if lat == "p99":
-                cells.append("—" if l is None else f"{l:.0f}")
-                continue
-            x = v("ratio_vs_memcached_tcp", size)
-            cells += ["—" if l is None else f"{l:.0f} ({grouped(ops)})",
-                      "—" if x is None else f"{x:.2f}"]
-        if set(cells[4:]) != {"—"}:
+            t, x = v("throughput_ops", size), v("throughput_vs_memcached", size)
+            p50, p99 = v("latency_p50_ns", size), v("latency_p99_ns", size)
+            cells.append("—" if t is None else grouped(t))
+            cells.append("—" if x is None else f"{x:.2f}")
+            cells.append("—" if p50 is None else
+                         f"{p50 / 1000:.0f} / {p99 / 1000:.0f}")
+        if set(cells[3:]) != {"—"}:
             body.append(cells)
     if not body:
-        raise DataError("kv: no lines")
+        raise DataError(f"kv: no lines for clients={nc} get_ratio={ratio} op={op}")
     names = [grouped(b) + " B" if b < 1024 else size_name(b) for b in sizes]
-    if lat == "p99":
-        hdr = [f"{n} p99" for n in names]
-    else:
-        hdr = [h for n in names for h in (f"{n} p50 (ops/s)", "×mc")]
-    return table(["server", "transport", "op", "meta"] + hdr, body) + where(rows)
+    hdr = [h for n in names for h in (f"{n} ops/s", "×mc", "p50 / p99 µs")]
+    return table(["system", "path", "metadata"] + hdr, body) + where(rows)
 
 
 TABLES = {"kv": t_kv, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,

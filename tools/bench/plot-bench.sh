@@ -9,6 +9,8 @@
 #                       overlap), log-log
 #   dereg-<kernel>.png  one FLUSH of N regions against N flushes
 #   frrwp-<kernel>.png  FRRWP against the traditional transaction
+#   kv-get.png          GET throughput of memcached and mrrcd's paths
+#                       against value size, 1 and 8 clients, 90 % GETs
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -66,6 +68,20 @@ for k in fkernels:
                  and r["op"] == op and r["mode"] == m])
 with open(os.path.join(tmp, "frrwp-kernels"), "w") as f:
     f.write(" ".join(fkernels))
+
+kv = load("kv")
+for nc in (1, 8):
+    for system, path, meta in (("memcached", "tcp", "none"), ("mrrcd", "tcp", "none"),
+                               ("mrrcd", "two_sided", "none"), ("mrrcd", "one_sided", "none"),
+                               ("mrrcd", "one_sided", "faa"), ("mrrcd", "one_sided", "sample")):
+        put(f"kv-{nc}-{system}-{path}-{meta}",
+            [(r["value_bytes"], r["value"]) for r in kv
+             if r["metric"] == "throughput_ops" and r["op"] == "get"
+             and r["clients"] == nc and r["get_ratio"] == 0.9
+             and r["system"] == system and r["path"] == path
+             and r["metadata"] == meta])
+with open(os.path.join(tmp, "kv"), "w") as f:
+    f.write("1" if kv else "")
 PY
 
 style='set terminal pngcairo size 800,480 noenhanced font ",10"
@@ -120,4 +136,28 @@ plot "$d-write-traditional" title "write, traditional (export, reply, revoke)", 
      "$d-read-frrwp" title "read, FRRWP" dt 2
 GP
 done
+if [ -s "$tmp/kv" ]; then
+	gnuplot <<GP
+$style
+set output "$out/kv-get.png"
+set terminal pngcairo size 1000,520 noenhanced font ",10"
+set multiplot layout 1,2 title "GET throughput, 90 % GETs, Zipf keys, two VMs on rxe (BENCH=kv)"
+set logscale x 2
+set xlabel "value bytes"
+set ylabel "GETs per second"
+set yrange [0:*]
+set key below
+do for [nc in "1 8"] {
+	set title nc." client(s)"
+	d = "$tmp/kv-".nc
+	plot d."-memcached-tcp-none" title "memcached, TCP" lw 2, \
+	     d."-mrrcd-tcp-none" title "mrrcd, TCP", \
+	     d."-mrrcd-two_sided-none" title "mrrcd, two-sided RDMA", \
+	     d."-mrrcd-one_sided-none" title "mrrcd, one-sided" lw 2, \
+	     d."-mrrcd-one_sided-faa" title "one-sided + FAA" dt 2, \
+	     d."-mrrcd-one_sided-sample" title "one-sided + FAA 1 in 8" dt 3
+}
+unset multiplot
+GP
+fi
 ls "$out"

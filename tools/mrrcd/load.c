@@ -26,7 +26,7 @@
 /* What a client reports to the parent, then its latencies (ns). */
 struct load_result {
 	int err;		/* 0, or the negative errno that ended it */
-	int op_failed;		/* LOAD_GET or LOAD_SET when err is set */
+	int op_failed;		/* LOAD_GET, LOAD_SET or LOAD_CONNECT */
 	uint64_t elapsed_ns;	/* from the start signal to its last reply */
 	uint64_t n[2];		/* latencies that follow, per op */
 	uint64_t misses;	/* GETs that found nothing */
@@ -34,7 +34,7 @@ struct load_result {
 	uint64_t at;		/* one-sided GETs done in one READ */
 };
 
-enum { LOAD_GET, LOAD_SET };
+enum { LOAD_GET, LOAD_SET, LOAD_CONNECT };
 
 static uint64_t now_ns(void)
 {
@@ -204,6 +204,7 @@ static int client(const struct load_cfg *c, const double *cdf, unsigned int id,
 	if (!err && c->one_sided)
 		err = kvc_set_meta(&k, c->meta);
 	res.err = err;
+	res.op_failed = LOAD_CONNECT;
 	if (write_all(ready_fd, &b, 1) || read_all(go_fd, &b, 1))
 		err = res.err = err ?: -EIO;
 	t0 = now_ns();
@@ -270,7 +271,7 @@ int load_fill(const struct load_cfg *c)
 	return err;
 }
 
-static const char *const op_name[] = { "get", "set" };
+static const char *const op_name[] = { "get", "set", "connect" };
 
 int load_run(const struct load_cfg *c, FILE *out)
 {
@@ -338,6 +339,8 @@ int load_run(const struct load_cfg *c, FILE *out)
 			err = err ?: -EIO;
 			continue;
 		}
+		if (r.op_failed < LOAD_GET || r.op_failed > LOAD_CONNECT)
+			r.op_failed = LOAD_CONNECT;
 		if (r.err && !err) {
 			fprintf(stderr, "mrrckv: load: client %u: %s: %s\n", i,
 				op_name[r.op_failed], strerror(-r.err));
