@@ -839,7 +839,10 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
 	unsigned int i, nf = 0;
 
 	for (i = 0; i < e->n; i++) {
-		if (e->fm[i]) {
+		if (e->fm[i] && !i && e->rinv) {
+			/* The peer's SEND_WITH_INV ended this key already. */
+			mrrc_frwr_unexposed(c, e->fm[0]);
+		} else if (e->fm[i]) {
 			fms[nf++] = e->fm[i];
 		} else {
 			/* Destroying the MR ends its key. */
@@ -851,6 +854,7 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
 	mrrc_frwr_unexpose(c, fms, nf);
 	c->st.exposed -= e->n;
 	e->n = 0;
+	e->rinv = false;
 }
 
 /**

@@ -230,6 +230,7 @@ struct mrrc_frwr_mr;
  */
 struct mrrc_expo {
 	u8 n;
+	bool rinv;		/* fm[0] was invalidated by the peer */
 	struct mrrc_frwr_mr *fm[MRRC_EXPO_MAX];
 	struct ib_mr *mr[MRRC_EXPO_MAX];
 };
@@ -241,6 +242,7 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 		     struct mrrc_frwr_mr **fms);
 void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
 			unsigned int n);
+void mrrc_frwr_unexposed(struct mrrc_cache *c, struct mrrc_frwr_mr *fm);
 void mrrc_frwr_destroy(struct mrrc_frwr *f);
 void mrrc_frwr_stats(struct mrrc_frwr *f, struct mrrc_frwr_stats *st);
 

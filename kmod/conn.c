@@ -808,6 +808,7 @@ static void mrrc_conn_fill(struct mrrc_conn *conn, struct mrrc_conn_query *q)
 	q->withdrawn = conn->st.withdrawn;
 	q->withdraw_lost = conn->st.withdraw_lost;
 	q->refused = conn->st.refused;
+	q->remote_inv = conn->st.remote_inv;
 	spin_unlock_bh(&conn->lock);
 }
 

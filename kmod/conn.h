@@ -51,7 +51,7 @@
 #define MRRC_BACKLOG_DEFAULT	128	/* LISTEN with backlog 0 */
 #define MRRC_BACKLOG_MAX	4096
 #define MRRC_CM_MAGIC		0x4d525243	/* "MRRC" */
-#define MRRC_CM_VERSION		2	/* 2: MSG_WITHDRAW, MSG_WITHDRAWN */
+#define MRRC_CM_VERSION		3	/* 2: MSG_WITHDRAW(N); 3: MRRC_ADV_RINV */
 /* How long an STCRW being withdrawn waits for the peer's MSG_WITHDRAWN. */
 #define MRRC_WITHDRAW_WAIT	(5 * HZ)
 
@@ -81,11 +81,22 @@ struct mrrc_msg {
 	u8 nsegs;
 	__le16 credits;		/* receive buffers returned */
 	__le32 len;		/* *_DONE: bytes */
-	__le32 status;		/* *_DONE: 0 or a positive errno */
+	union {
+		__le32 status;	/* *_DONE: 0 or a positive errno */
+		__le32 flags;	/* RECV_ADV, STCRW: MRRC_ADV_* */
+	};
 	__le32 seq;		/* STCRW, and CRW_DONE, WITHDRAW(N) about it */
 	__le64 tag;
 	struct mrrc_wire_seg seg[MRRC_MSG_SEGS];
 };
+
+/*
+ * RECV_ADV and STCRW flags.  MRRC_ADV_RINV: the message has one segment,
+ * an FRWR MR of its own; the peer may end it with the *_DONE message sent
+ * as IB_WR_SEND_WITH_INV of seg[0].rkey (remote invalidation), so that
+ * the receiver need not invalidate it itself before completing.
+ */
+#define MRRC_ADV_RINV		BIT(0)
 
 /* Private data of connect and accept. */
 struct mrrc_cm_pdata {
@@ -118,6 +129,8 @@ struct mrrc_rx {
 	struct list_head node;		/* conn->adv or conn->early */
 	struct hlist_node hnode;	/* conn->arrived */
 	struct mrrc_done done;		/* a peer WRITE_IMM to report */
+	u32 inv_rkey;			/* the key its SEND invalidated ... */
+	bool inv;			/* ... if it was a SEND_WITH_INV */
 };
 
 /* Parts an operation waits for before it completes. */
@@ -333,6 +346,7 @@ struct mrrc_conn {
 		u64 withdrawn;		/* our STCRWs taken back */
 		u64 withdraw_lost;	/* ... without the peer's answer */
 		u64 refused;		/* listener: requests refused */
+		u64 remote_inv;		/* exposures the peer invalidated */
 	} st;
 };
 

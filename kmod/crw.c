@@ -284,6 +284,7 @@ bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status)
 			op->hashed = false;
 			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
 						      op->len);
+			mrrc_op_remote_inv(conn, op, rx);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
 		}
 		return false;

@@ -390,8 +390,19 @@ static noinline int mrrc_dp_ib_post(struct mrrc_conn *conn,
 
 ALLOW_ERROR_INJECTION(mrrc_dp_ib_post, ERRNO);
 
-/* Post @op's control message, signalled; uses one credit and one slot. */
-static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
+/* Whether @conn's device sends and honours SEND_WITH_INV. */
+static bool mrrc_conn_rinv(const struct mrrc_conn *conn)
+{
+	return conn->ibdev->attrs.device_cap_flags &
+	       IB_DEVICE_MEM_MGT_EXTENSIONS;
+}
+
+/*
+ * Post @op's control message, signalled; uses one credit and one slot.
+ * With @inv, as IB_WR_SEND_WITH_INV of @inv_rkey (see MRRC_ADV_RINV).
+ */
+static int __mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op,
+			   bool inv, u32 inv_rkey)
 {
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
@@ -409,7 +420,8 @@ static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
 		     op->msg.nsegs * sizeof(struct mrrc_wire_seg);
 	sge.lkey = conn->pd->local_dma_lkey;
 	wr.wr_cqe = &op->cqe;
-	wr.opcode = IB_WR_SEND;
+	wr.opcode = inv ? IB_WR_SEND_WITH_INV : IB_WR_SEND;
+	wr.ex.invalidate_rkey = inv_rkey;
 	wr.send_flags = IB_SEND_SIGNALED;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -425,6 +437,11 @@ static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
 	op->nwr++;
 	conn->st.ctrl_sent++;
 	return 0;
+}
+
+static int mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op)
+{
+	return __mrrc_post_msg(conn, op, false, 0);
 }
 
 /* Bytes the segments of a peer message can take, and WRs to fill @len. */
@@ -494,7 +511,7 @@ static int mrrc_post_into_peer(struct mrrc_conn *conn, struct mrrc_op *op,
 			       struct mrrc_rx *peer)
 {
 	const struct mrrc_msg *m = peer->msg;
-	bool fits;
+	bool fits, inv;
 	u16 nwr;
 	int ret;
 
@@ -518,7 +535,13 @@ static int mrrc_post_into_peer(struct mrrc_conn *conn, struct mrrc_op *op,
 		op->msg.status = cpu_to_le32(EMSGSIZE);
 		op->done.cqe.status = -EMSGSIZE;
 	}
-	ret = mrrc_post_msg(conn, op);
+	/*
+	 * The peer's one MR is done with once the data has landed: end it
+	 * with the message, so the peer need not invalidate it itself.
+	 */
+	inv = fits && m->nsegs == 1 &&
+	      (le32_to_cpu(m->flags) & MRRC_ADV_RINV) && mrrc_conn_rinv(conn);
+	ret = __mrrc_post_msg(conn, op, inv, le32_to_cpu(m->seg[0].rkey));
 	if (ret)
 		return ret;
 	if (op->opcode == MRRC_OP_CRW)
@@ -703,6 +726,24 @@ void mrrc_op_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		mrrc_conn_fail(conn, status);
 }
 
+/*
+ * @op's peer ended its exposure with the *_DONE in @rx (SEND_WITH_INV of
+ * the one key we advertised, see MRRC_ADV_RINV): the MR is already
+ * invalid, and revoking the exposure need not post anything for it.  Only
+ * the key we advertised counts; anything else the peer invalidated is
+ * invalidated again locally as usual.  conn->lock held.
+ */
+void mrrc_op_remote_inv(struct mrrc_conn *conn, struct mrrc_op *op,
+			const struct mrrc_rx *rx)
+{
+	if (rx->inv && op->expo.n == 1 && op->expo.fm[0] &&
+	    (le32_to_cpu(op->msg.flags) & MRRC_ADV_RINV) &&
+	    rx->inv_rkey == le32_to_cpu(op->msg.seg[0].rkey)) {
+		op->expo.rinv = true;
+		conn->st.remote_inv++;
+	}
+}
+
 /* Handle one control message (conn->lock held). */
 static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 			  u32 byte_len)
@@ -754,6 +795,7 @@ static void mrrc_msg_recv(struct mrrc_conn *conn, struct mrrc_rx *rx,
 			/* The peer's count: never more than the buffer. */
 			op->done.cqe.byte_len = min_t(u32, le32_to_cpu(m->len),
 						      op->len);
+			mrrc_op_remote_inv(conn, op, rx);
 			mrrc_op_part_done(op, MRRC_PART_PEER, status);
 		}
 		break;
@@ -795,6 +837,8 @@ static void mrrc_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	memset(&rx->done.cqe, 0, sizeof(rx->done.cqe));
 	rx->done.cqe.byte_len = wc->byte_len;
+	rx->inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
+	rx->inv_rkey = rx->inv ? wc->ex.invalidate_rkey : 0;
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 		rx->done.cqe.opcode = MRRC_OP_RECV_IMM;
 		rx->done.cqe.imm = be32_to_cpu(wc->ex.imm_data);
@@ -970,8 +1014,13 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		op->msg.seg[i].len = cpu_to_le32(segs[i].length);
 		op->msg.seg[i].rkey = cpu_to_le32(segs[i].rkey);
 	}
-	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW)
+	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
 		op->msg.nsegs = out.nsegs;
+		/* One FRWR MR: the peer may end it with its *_DONE. */
+		if (out.nsegs == 1 && op->expo.fm[0] &&
+		    READ_ONCE(mrrc_remote_inv) && mrrc_conn_rinv(conn))
+			op->msg.flags = cpu_to_le32(MRRC_ADV_RINV);
+	}
 	op->remote_addr = wr->remote_addr;
 	op->rkey = wr->rkey;
 	op->imm = wr->imm;

@@ -23,5 +23,7 @@ struct mrrc_op *mrrc_tag_lookup(struct hlist_head *table, u64 tag);
 void mrrc_crw_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 		     u64 deadline_ns);
 bool mrrc_crw_msg(struct mrrc_conn *conn, struct mrrc_rx *rx, int status);
+void mrrc_op_remote_inv(struct mrrc_conn *conn, struct mrrc_op *op,
+			const struct mrrc_rx *rx);
 
 #endif /* _MRRC_DP_H */

@@ -1462,6 +1462,17 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 }
 
 /**
+ * mrrc_frwr_unexposed() - return an exposure's MR the peer invalidated
+ * @c: the cache; c->mutex held
+ * @fm: the MR, from mrrc_frwr_expose(); its key was the one a
+ *	completion reported invalidated (IB_WC_WITH_INVALIDATE)
+ */
+void mrrc_frwr_unexposed(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
+{
+	mrrc_frwr_put(c->frwr, fm, false);
+}
+
+/**
  * mrrc_frwr_unexpose() - invalidate exposures and return their MRs
  * @c: the cache; c->mutex held
  * @fms: the MRs from mrrc_frwr_expose()

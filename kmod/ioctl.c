@@ -527,9 +527,9 @@ static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
 
 /*
  * Answers copied out per round of CONN_LIST: a fixed buffer within one
- * page (30 * 136 bytes), short holds of ctx->lock.
+ * page (28 * 144 bytes), short holds of ctx->lock.
  */
-#define MRRC_CONN_LIST_CHUNK 30
+#define MRRC_CONN_LIST_CHUNK 28
 
 static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 {

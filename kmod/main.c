@@ -42,6 +42,11 @@ module_param_named(async_inval, mrrc_async_inval, bool, 0644);
 MODULE_PARM_DESC(async_inval,
 		 "fast mode: evicted regions are invalidated by unsignalled LOCAL_INV chains completed in the background, and their pages unpinned then; N waits for every chain in the evicting call (default Y)");
 
+bool mrrc_remote_inv = true;
+module_param_named(remote_inv, mrrc_remote_inv, bool, 0644);
+MODULE_PARM_DESC(remote_inv,
+		 "a RECV or STCRW in one pooled MR lets the peer end its key with the message that completes it (SEND_WITH_INV); N: this side invalidates every exposure itself (default Y)");
+
 /*
  * An unsigned parameter with a range: a value outside it is refused with
  * -EINVAL, at load time (the module does not load) and through sysfs.

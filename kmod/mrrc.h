@@ -151,6 +151,7 @@ extern ulong mrrc_default_max_pages;
 extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
 extern bool mrrc_async_inval;
+extern bool mrrc_remote_inv;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;

@@ -345,9 +345,12 @@ TEST_F(data, write_imm_reaches_peer)
 
 TEST_F(data, send_recv_every_size)
 {
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_conn_query q;
 	struct mrrc_cqe c[2];
 	size_t i;
 
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st0));
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		memset(self->sbuf, 0, sizes[i] + 1);
 		fill(self->cbuf, sizes[i], 200 + i);
@@ -374,6 +377,23 @@ TEST_F(data, send_recv_every_size)
 			TH_LOG("size %zu", sizes[i]);
 		EXPECT_EQ(0, self->sbuf[sizes[i]]);
 	}
+	/*
+	 * The peer ended by its SEND_DONE (SEND_WITH_INV) only RECVs in one
+	 * pooled MR: not those too large for the pools (ordinary), and not
+	 * those whose range the cache holds in several regions (several
+	 * segments, as here where growing ranges overlap earlier ones).
+	 */
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st1));
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.sconn, &q));
+	EXPECT_GE(ARRAY_SIZE(sizes) - (st1.expo_ordinary - st0.expo_ordinary),
+		  q.remote_inv);
+	if (remote_inv_on()) {
+		EXPECT_LT(0, q.remote_inv);
+	} else {
+		EXPECT_EQ(0, q.remote_inv);
+	}
+	ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q));
+	EXPECT_EQ(0, q.remote_inv);
 }
 
 TEST_F(data, send_larger_than_recv_fails_both)
@@ -392,6 +412,7 @@ TEST_F(data, send_larger_than_recv_fails_both)
 
 TEST_F(data, sends_match_recvs_in_order)
 {
+	struct mrrc_conn_query q;
 	struct mrrc_wr w[64];
 	struct mrrc_cqe c[64];
 	unsigned int i, done;
@@ -414,6 +435,12 @@ TEST_F(data, sends_match_recvs_in_order)
 		EXPECT_EQ(0, c[i].status);
 		EXPECT_EQ(0, check(self->sbuf + i * 256, 100, i));
 	}
+	/*
+	 * Each RECV lies in one page, one cached region, one pooled MR: the
+	 * peer's SEND_DONE ended every one (SEND_WITH_INV of its key).
+	 */
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.sconn, &q));
+	EXPECT_EQ(remote_inv_on() ? 64 : 0, q.remote_inv);
 }
 
 TEST_F(data, atomics)
@@ -655,6 +682,9 @@ TEST_F(data, stcrw_first_thousands_of_tags)
 			     n, 1));
 	ASSERT_EQ(0, mrrc_conn_query(self->p.cfd, self->p.cconn, &q));
 	EXPECT_EQ(n, q.crw_matched);
+	/* Every STCRW's exposure was ended by its CRW_DONE. */
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.sconn, &q));
+	EXPECT_EQ(remote_inv_on() ? n : 0, q.remote_inv);
 }
 
 TEST_F(data, crw_and_stcrw_interleaved)
@@ -2082,7 +2112,7 @@ TEST(max_conns_per_context)
 }
 
 /*
- * CONN_LIST reads a context's list 30 at a time: 70 listeners come back
+ * CONN_LIST reads a context's list 28 at a time: 70 listeners come back
  * whole, in id order, through any room; with room for fewer the count
  * still says 70; lowering max_conns afterwards changes nothing of that.
  */

@@ -55,7 +55,7 @@
 #endif
 
 #define W_MAGIC		0x4d525243
-#define W_VERSION	2
+#define W_VERSION	3
 #define W_RX_DEPTH	128
 #define W_SEGS		14
 
@@ -75,7 +75,7 @@ struct wmsg {
 	uint8_t nsegs;
 	uint16_t credits;
 	uint32_t len;
-	uint32_t status;
+	uint32_t status;	/* RECV_ADV, STCRW: flags (MRRC_ADV_RINV) */
 	uint32_t seq;
 	uint64_t tag;
 	struct wseg seg[W_SEGS];

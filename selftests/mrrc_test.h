@@ -144,4 +144,12 @@ static inline int param_rw(const char *name, char *val, size_t len,
 	return r < 0 ? -errno : 0;
 }
 
+/* Whether the peer may end exposures by SEND_WITH_INV (remote_inv=Y). */
+static inline int remote_inv_on(void)
+{
+	char v[8];
+
+	return !param_rw("remote_inv", v, sizeof(v), 0) && v[0] == 'Y';
+}
+
 #endif

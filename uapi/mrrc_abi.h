@@ -865,6 +865,9 @@ enum mrrc_conn_state {
  * @refused: out, a listener: connection requests refused because they
  *	came on another device or without the module's private data, its
  *	backlog was full or the context had max_conns connections
+ * @remote_inv: out, exposures of RECVs and STCRWs the peer ended with its
+ *	message (IB_WR_SEND_WITH_INV), so that this side posted no
+ *	invalidation for them
  */
 struct mrrc_conn_query {
 	__u32 size;
@@ -883,6 +886,7 @@ struct mrrc_conn_query {
 	__aligned_u64 withdrawn;
 	__aligned_u64 withdraw_lost;
 	__aligned_u64 refused;
+	__aligned_u64 remote_inv;
 };
 
 /**

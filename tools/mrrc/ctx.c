@@ -242,6 +242,7 @@ static void conn_json(struct mrrc_json *j, uint32_t ctx_id,
 	mrrc_json_u64(j, "withdrawn", q->withdrawn);
 	mrrc_json_u64(j, "withdraw_lost", q->withdraw_lost);
 	mrrc_json_u64(j, "refused", q->refused);
+	mrrc_json_u64(j, "remote_inv", q->remote_inv);
 	mrrc_json_close(j, '}');
 }
 
