@@ -106,7 +106,9 @@ client() {
 	done
 	[ -x "$kv" ] || fail "$kv: not found (make tools)"
 	tmp=$(mktemp -d /tmp/bench-kv.XXXXXX)
-	trap 'rm -rf "$tmp"' EXIT
+	# However this ends, VM a stops waiting (the key it polls for).
+	trap '"$kv" -s "$peer" -p $mport set bench:done 1 > /dev/null 2>&1;
+		rm -rf "$tmp"' EXIT
 	: > "$out"
 
 	# Both daemons answer, over TCP and (mrrcd) over RDMA: up to 2 min.
@@ -144,7 +146,6 @@ mrrcd,one_sided,none mrrcd,one_sided,faa mrrcd,one_sided,sample"
 			done
 		done
 	done
-	"$kv" -s "$peer" -p $mport set bench:done 1 > /dev/null
 }
 
 # One configuration, one round: the two lines of mrrckv load.
@@ -180,9 +181,10 @@ group() {	# group SIZE CLIENTS PCT: every configuration, ROUNDS rounds
 		j=0
 		while [ $j -lt "$ncfg" ]; do
 			c=$(echo "$configs" | tr ' ' '\n' | sed -n "$(((r + j) % ncfg + 1))p")
+			# Not in a pipeline: a failure ends the run.
 			# shellcheck disable=SC2046 # the configuration's three words
-			measure $(echo "$c" | tr ',' ' ') "$1" "$2" "$3" |
-				sed "s/^/$c /" >> "$tmp/rounds"
+			measure $(echo "$c" | tr ',' ' ') "$1" "$2" "$3" > "$tmp/one"
+			sed "s/^/$c /" "$tmp/one" >> "$tmp/rounds"
 			j=$((j + 1))
 		done
 		r=$((r + 1))

@@ -46,6 +46,7 @@ case $dev in
 	echo "bench: MRRC_DEV '$dev' is not a device name" >&2
 	exit 2 ;;
 esac
+names=$(echo $names)	# one line: ls gives one name per line
 pair=
 case " $names " in
 *" kv "*)

@@ -452,6 +452,7 @@ static int read_banner(struct kvc *k)
 }
 
 static int oread(void *ctx, uint64_t off, void *buf, size_t len);
+static int oreadv(void *ctx, const struct mrrcd_iov *iov, unsigned int n);
 
 int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 		     unsigned int port)
@@ -506,6 +507,7 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 			err = -ENOMEM;
 			goto fail;
 		}
+		k->rem.readv = oreadv;
 		k->rem_ok = true;
 		kvc_set_hints(k, true);	/* without memory: two READs a GET */
 	}
@@ -803,21 +805,22 @@ static int post_wait(struct kvc *k, struct mrrc_wr *w, unsigned int n)
 }
 
 /*
- * The reader's transport: one RDMA READ into a staging buffer the module
- * has cached.  The first READ of a GET also refreshes the header's clock
- * and flush state, in the same post (the responder runs them in order).
+ * The reader's transport: RDMA READs, small ones into staging buffers the
+ * module has cached, posted together and waited for once (the responder
+ * runs them in order).  The first post of a GET also refreshes the
+ * header's clock and flush state, first in the same post.
  */
-static int oread(void *ctx, uint64_t off, void *buf, size_t len)
+static int oreadv(void *ctx, const struct mrrcd_iov *iov, unsigned int n)
 {
 	struct kvc *k = ctx;
-	const struct kvc_seg *s = seg_of(k, off, len);
-	struct mrrc_wr w[2];
-	unsigned int n = 0;
-	void *dst = len <= 4096 - 128 ? k->win + 128 : buf;
+	struct mrrc_wr w[3];
+	unsigned char *dst[2];
+	unsigned int i, nw = 0;
+	bool clock = false;
 	int err;
 
-	if (!s)
-		return -EFAULT;
+	if (!n || n > 2)
+		return -EINVAL;
 	k->seq++;
 	memset(w, 0, sizeof(w));
 	if (k->clock_due) {
@@ -825,7 +828,7 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 						 MRRCD_HDR_CLOCK_LEN);
 
 		if (h) {
-			w[n++] = (struct mrrc_wr){
+			w[nw++] = (struct mrrc_wr){
 				.wr_id = WR_READ << 8, .conn = k->conn,
 				.opcode = MRRC_OP_READ,
 				.addr = (uintptr_t)k->win,
@@ -834,27 +837,49 @@ static int oread(void *ctx, uint64_t off, void *buf, size_t len)
 					       h->off,
 				.rkey = h->rkey,
 			};
+			clock = true;
 		}
 	}
-	w[n++] = (struct mrrc_wr){
-		.wr_id = k->seq << 16 | WR_READ << 8, .conn = k->conn,
-		.opcode = MRRC_OP_READ, .addr = (uintptr_t)dst, .len = len,
-		.remote_addr = s->addr + (off - s->off), .rkey = s->rkey,
-	};
-	k->st.oget_reads += n;
-	err = post_wait(k, w, n);
+	for (i = 0; i < n; i++) {
+		const struct kvc_seg *s = seg_of(k, iov[i].off, iov[i].len);
+
+		if (!s)
+			return -EFAULT;
+		/* Staging: [128, 2048) and [2048, 4096) of the window page. */
+		dst[i] = iov[i].len <= 1920 ? k->win + 128 + i * 1920 :
+					      iov[i].buf;
+		w[nw++] = (struct mrrc_wr){
+			.wr_id = (i + 1 == n ? k->seq << 16 : 0) |
+				 WR_READ << 8,
+			.conn = k->conn, .opcode = MRRC_OP_READ,
+			.addr = (uintptr_t)dst[i], .len = iov[i].len,
+			.remote_addr = s->addr + (iov[i].off - s->off),
+			.rkey = s->rkey,
+		};
+	}
+	k->st.oget_reads += nw;
+	err = post_wait(k, w, nw);
 	if (err)
 		return err;
-	mark_defined(dst, len);
-	if (n == 2) {
+	if (clock) {
 		mark_defined(k->win, MRRCD_HDR_CLOCK_LEN);
 		memcpy((unsigned char *)&k->rem.hdr + MRRCD_HDR_CLOCK_OFF,
 		       k->win, MRRCD_HDR_CLOCK_LEN);
 		k->clock_due = false;
 	}
-	if (dst != buf)
-		memcpy(buf, dst, len);
+	for (i = 0; i < n; i++) {
+		mark_defined(dst[i], iov[i].len);
+		if (dst[i] != iov[i].buf)
+			memcpy(iov[i].buf, dst[i], iov[i].len);
+	}
 	return 0;
+}
+
+static int oread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct mrrcd_iov iov = { off, buf, len };
+
+	return oreadv(ctx, &iov, 1);
 }
 
 /* Tell the daemon about a read: FETCH_AND_ADD on the slot's counter. */
@@ -905,12 +930,13 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 		return -ECONNRESET;
 	k->clock_due = true;
 	before = k->rem.retries;
-	/* Where this key was last found: one READ if it is still there. */
+	/* Where this key was last found: one round trip if it is still there. */
 	h = mrrcd_hash64(key, klen, MRRCD_HASH_SEED);
 	if (k->loc) {
 		loc = &k->loc[h & (KVC_LOC_SLOTS - 1)];
 		if (loc->len && loc->hash == h) {
-			err = mrrcd_remote_get_at(&k->rem, key, klen, loc->off,
+			err = mrrcd_remote_get_at(&k->rem, key, klen,
+						  loc->slot, loc->off,
 						  loc->len, k->item,
 						  k->rem.hdr.item_max, &it);
 			if (err == -ESTALE)
@@ -925,6 +951,7 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	k->st.oget_retries += k->rem.retries - before;
 	if (loc && !err) {
 		loc->hash = h;
+		loc->slot = it.slot_off;
 		loc->off = it.item_off;
 		loc->len = it.item_len;
 	} else if (loc && err == -ENOENT && loc->hash == h) {

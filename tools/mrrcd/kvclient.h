@@ -35,18 +35,18 @@ struct kvc_stats {
 	uint64_t oget_reads;	/* RDMA READs of one-sided GETs */
 	uint64_t oget_atomics;	/* FETCH_AND_ADDs they posted */
 	uint64_t oget_retries;	/* torn reads retried */
-	uint64_t oget_at;	/* GETs done in one READ where the key was */
+	uint64_t oget_at;	/* GETs done in one round trip where the key was */
 	uint64_t oget_stale;	/* ... that found it gone: a full GET */
 };
 
 /*
  * Where one-sided GETs last found keys (by hash, direct-mapped): the next
- * GET of such a key reads the item there in one READ, and falls back to
- * the probe window when it has moved (mrrcd_remote_get_at()).
+ * GET of such a key reads that slot and the item in one round trip, and
+ * falls back to the probe window when it has moved (mrrcd_remote_get_at()).
  */
 #define KVC_LOC_SLOTS	4096u
 struct kvc_loc {
-	uint64_t hash, off;
+	uint64_t hash, slot, off;	/* key hash, its slot, its item */
 	uint32_t len;		/* 0: empty */
 };
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ struct load_result {
 	uint64_t n[2];		/* latencies that follow, per op */
 	uint64_t misses;	/* GETs that found nothing */
 	uint64_t retries;	/* one-sided torn reads retried */
-	uint64_t at;		/* one-sided GETs done in one READ */
+	uint64_t at;		/* one-sided GETs done in one round trip */
 };
 
 enum { LOAD_GET, LOAD_SET, LOAD_CONNECT };
@@ -205,7 +206,10 @@ static int client(const struct load_cfg *c, const double *cdf, unsigned int id,
 		err = kvc_set_meta(&k, c->meta);
 	res.err = err;
 	res.op_failed = LOAD_CONNECT;
-	if (write_all(ready_fd, &b, 1) || read_all(go_fd, &b, 1))
+	if (write_all(ready_fd, &b, 1))
+		err = res.err = err ?: -EIO;
+	close(ready_fd);	/* the parent sees EOF once all are ready */
+	if (read_all(go_fd, &b, 1))
 		err = res.err = err ?: -EIO;
 	t0 = now_ns();
 	end = t0 + (uint64_t)c->seconds * 1000000000u;
@@ -297,6 +301,8 @@ int load_run(const struct load_cfg *c, FILE *out)
 		err = -errno;
 		goto out;
 	}
+	/* Clients that died must not kill us on the start signal. */
+	signal(SIGPIPE, SIG_IGN);
 	fflush(out);
 	for (i = 0; i < c->clients; i++) {
 		int p[2];
@@ -325,13 +331,20 @@ int load_run(const struct load_cfg *c, FILE *out)
 	close(ready[1]);
 	close(go[0]);
 	ready[1] = go[0] = -1;
-	/* All connected (or failed) first: then everyone starts at once. */
-	for (i = 0; i < started && !err; i++)
-		if (read_all(ready[0], &b, 1))
-			err = -EIO;
+	/*
+	 * All connected (or failed) first: then everyone starts at once.  A
+	 * client that died before its byte leaves EOF here once the others
+	 * have written theirs: the start goes out all the same, and its
+	 * missing result fails the run.
+	 */
 	for (i = 0; i < started; i++)
-		if (write_all(go[1], &b, 1) && !err)
-			err = -EIO;
+		if (read_all(ready[0], &b, 1)) {
+			err = err ?: -EIO;
+			break;
+		}
+	for (i = 0; i < started; i++)
+		if (write_all(go[1], &b, 1))
+			err = err ?: -EIO;
 	for (i = 0; i < started; i++) {
 		struct load_result r;
 

@@ -4,7 +4,7 @@
  * READs per attempt: the probe window, then the item chunk.  Any
  * inconsistency on a slot whose key hash matches means a writer raced the
  * reads: the whole GET starts again.  mrrcd_remote_get_at() reads an item
- * where an earlier GET found it, in one READ.
+ * where an earlier GET found it: its slot and item in one round trip.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -60,7 +60,7 @@ static bool slot_ok(const struct mrrcd_slot *sl)
 
 /*
  * Judge an item chunk read into buf (len bytes): its own checksums, the
- * version it must carry (0: any live one), its key, expiry and flush_all.
+ * version its slot gave, its key, expiry and flush_all.
  */
 static enum verdict judge_item(const struct mrrcd_remote *r,
 			       const unsigned char *buf, size_t len,
@@ -71,8 +71,7 @@ static enum verdict judge_item(const struct mrrcd_remote *r,
 	struct mrrcd_item it;
 
 	memcpy(&it, buf, sizeof(it));
-	if ((version ? it.version != version :
-		       !it.version || (it.version & 1)) ||
+	if (it.version != version ||
 	    mrrcd_hash64(&it, MRRCD_ITEM_SUM_BYTES, MRRCD_HASH_SEED) !=
 	    it.hdr_sum ||
 	    MRRCD_ITEM_HDR_SIZE + (uint64_t)it.key_len + it.value_len != len ||
@@ -91,7 +90,6 @@ static enum verdict judge_item(const struct mrrcd_remote *r,
 	out->value_len = it.value_len;
 	out->flags = it.flags;
 	out->cas = it.cas;
-	out->item_slot = it.slot;
 	return V_HIT;
 }
 
@@ -192,31 +190,46 @@ int mrrcd_remote_get(struct mrrcd_remote *r, const char *key, size_t key_len,
 }
 
 int mrrcd_remote_get_at(struct mrrcd_remote *r, const char *key,
-			size_t key_len, uint64_t item_off, uint32_t item_len,
-			void *buf, size_t buf_len,
+			size_t key_len, uint64_t slot_off, uint64_t item_off,
+			uint32_t item_len, void *buf, size_t buf_len,
 			struct mrrcd_remote_item *it)
 {
 	const struct mrrcd_arena_hdr *h = &r->hdr;
+	uint64_t hash = mrrcd_hash64(key, key_len, MRRCD_HASH_SEED);
+	struct mrrcd_slot sl;
+	struct mrrcd_iov iov[2] = {
+		{ slot_off, &sl, sizeof(sl) }, { item_off, buf, item_len },
+	};
 	enum verdict v;
 
 	r->err = 0;
-	if (!item_range_ok(h, item_off, item_len, buf_len))
+	if (slot_off < h->index_off || (slot_off - h->index_off) %
+	    MRRCD_SLOT_SIZE || (slot_off - h->index_off) / MRRCD_SLOT_SIZE >=
+	    h->nslots || !item_range_ok(h, item_off, item_len, buf_len))
 		return -ESTALE;
-	r->err = r->read(r->ctx, item_off, buf, item_len);
+	/* The slot first: the responder runs the two READs in order. */
+	if (r->readv)
+		r->err = r->readv(r->ctx, iov, 2);
+	else
+		r->err = r->read(r->ctx, slot_off, &sl, sizeof(sl)) ?:
+			 r->read(r->ctx, item_off, buf, item_len);
 	if (r->err)
 		return r->err;
-	v = judge_item(r, buf, item_len, 0, key, key_len, it);
 	/*
-	 * A live item of this key here is the key's latest: the daemon
-	 * frees (version 0) the chunk a SET replaces or a DELETE removes
-	 * before it answers.  Expired or flushed: a miss, as by the slot.
+	 * The daemon's slot, not the item, says where the key is: an item
+	 * header read on its own could be bytes a client stored in a value
+	 * where a chunk once began.  So the same rule as the two READs.
 	 */
+	if (!slot_ok(&sl) || sl.item_off != item_off ||
+	    sl.item_len != item_len || sl.key_hash != hash)
+		return -ESTALE;
+	v = judge_item(r, buf, item_len, sl.version, key, key_len, it);
 	if (v == V_MISS)
 		return -ENOENT;
-	if (v != V_HIT || it->item_slot >= h->nslots)
+	if (v != V_HIT)
 		return -ESTALE;
-	it->slot_off = h->index_off + (uint64_t)it->item_slot * MRRCD_SLOT_SIZE;
-	it->counter_off = mrrcd_counter_off(h, it->slot_off);
+	it->slot_off = slot_off;
+	it->counter_off = mrrcd_counter_off(h, slot_off);
 	it->item_off = item_off;
 	it->item_len = item_len;
 	return 0;

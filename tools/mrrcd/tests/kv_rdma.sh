@@ -52,7 +52,7 @@ tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
 tap "mrrcd.rdma_hostile_daemon_banners_refused" "$t" $addr $port hostile-daemon
 tap "mrrcd.rdma_one_sided_race" "$t" $addr $port race
 # Two clients' one-sided GETs among SETs: every value checked, none
-# missing, and GETs of keys found before done in one READ there.
+# missing, and GETs of keys found before done in one round trip there.
 tap "mrrcd.one_sided_load_reads_where_keys_were" sh -c "
 	$b/mrrckv -s 127.0.0.1 -p $port fill 64 200 &&
 	$b/mrrckv -r -s $addr -p $port load oget 64 2 90 1 200 > $out/load.out &&

@@ -745,18 +745,24 @@ static void test_remote_reader(void **state)
 }
 
 /*
- * A GET where the key was found last time: one READ, right while the item
- * is the key's latest; anything else (re-set, deleted, another key there,
- * caught mid-write, a length that no longer fits) is -ESTALE, never an old
- * value; expired or flushed is a miss.
+ * A GET where the key was found last time: the slot and the item in one
+ * round trip, right while the slot still names that item; anything else
+ * (re-set, deleted, another key, mid-write, another length, a forged item
+ * where a chunk once began) is -ESTALE, never an old or foreign value;
+ * expired or flushed is a miss.
  */
+#define GET_AT(key, so, io, il, blen) \
+	mrrcd_remote_get_at(&rem, key, strlen(key), so, io, il, buf, blen, &at)
+
 static void test_remote_get_at(void **state)
 {
 	struct store *s = *state;
 	struct mrrcd_remote rem;
 	struct mrrcd_remote_item it, at;
 	char *buf = malloc(MRRCD_ITEM_MAX);
-	uint64_t off, *ver;
+	uint64_t so, off, *ver;
+	char saved[MRRCD_ITEM_HDR_SIZE + 6];
+	struct mrrcd_item *fake;
 	uint32_t len;
 
 	assert_non_null(buf);
@@ -764,54 +770,64 @@ static void test_remote_get_at(void **state)
 	assert_int_equal(put(s, "k", "first"), 0);
 	assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf, MRRCD_ITEM_MAX,
 					  1, &it), 0);
+	so = it.slot_off;
 	off = it.item_off;
 	len = it.item_len;
 	assert_true(len == MRRCD_ITEM_HDR_SIZE + 1 + 5);
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
-					     MRRCD_ITEM_MAX, &at), 0);
+	assert_int_equal(GET_AT("k", so, off, len, MRRCD_ITEM_MAX), 0);
 	assert_memory_equal(at.value, "first", 5);
-	assert_true(at.slot_off == it.slot_off &&
-		    at.counter_off == it.counter_off);
+	assert_true(at.slot_off == so && at.counter_off == it.counter_off);
 	/* Another key's name at this place: not ours. */
-	assert_int_equal(mrrcd_remote_get_at(&rem, "j", 1, off, len, buf,
-					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	assert_int_equal(GET_AT("j", so, off, len, MRRCD_ITEM_MAX), -ESTALE);
 	/* Caught mid-write (the header's sum no longer matches): retry. */
 	ver = (uint64_t *)(s->arena + off);
 	(*ver) += 2;
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
-					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	assert_int_equal(GET_AT("k", so, off, len, MRRCD_ITEM_MAX), -ESTALE);
 	(*ver) -= 2;
-	/* Out of the heap, or longer than the buffer: not even read. */
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, 64, len, buf,
-					     MRRCD_ITEM_MAX, &at), -ESTALE);
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
-					     len - 1, &at), -ESTALE);
-	/* Set again: the old chunk is freed before the daemon answers. */
+	/* Out of the heap or the index, or longer than the buffer. */
+	assert_int_equal(GET_AT("k", so, 64, len, MRRCD_ITEM_MAX), -ESTALE);
+	assert_int_equal(GET_AT("k", so + 1, off, len, MRRCD_ITEM_MAX),
+			 -ESTALE);
+	assert_int_equal(GET_AT("k", 0, off, len, MRRCD_ITEM_MAX), -ESTALE);
+	assert_int_equal(GET_AT("k", so, off, len, len - 1), -ESTALE);
+	/* Another length than the slot's: refused, not truncated. */
+	assert_int_equal(GET_AT("k", so, off, len + 1, MRRCD_ITEM_MAX),
+			 -ESTALE);
+	/* Set again: the slot names the new chunk. */
 	assert_int_equal(put(s, "k", "again"), 0);
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
-					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	assert_int_equal(GET_AT("k", so, off, len, MRRCD_ITEM_MAX), -ESTALE);
 	assert_int_equal(mrrcd_remote_get(&rem, "k", 1, buf, MRRCD_ITEM_MAX,
 					  1, &it), 0);
 	assert_memory_equal(it.value, "again", 5);
-	/* A different length at the same place: refused, not truncated. */
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, it.item_off,
-					     it.item_len + 1, buf,
-					     MRRCD_ITEM_MAX, &at), -ESTALE);
+	/*
+	 * A perfect forgery at the old place (as a client's value could
+	 * hold where a chunk began before its page changed class): a live
+	 * item of this key with valid sums.  The slot does not name it.
+	 */
+	fake = (struct mrrcd_item *)(s->arena + off);
+	memcpy(saved, fake, len);
+	memcpy(fake, s->arena + it.item_off, len);
+	memcpy((char *)(fake + 1) + 1, "forge", 5);
+	fake->version += 2;
+	fake->data_sum = mrrcd_hash64(fake + 1, 1 + 5, MRRCD_HASH_SEED);
+	fake->hdr_sum = mrrcd_hash64(fake, MRRCD_ITEM_SUM_BYTES,
+				     MRRCD_HASH_SEED);
+	assert_int_equal(GET_AT("k", so, off, len, MRRCD_ITEM_MAX), -ESTALE);
+	memcpy(fake, saved, len);	/* the free chunk as it was */
 	/* Flushed: a miss, as by the probe window. */
 	off = it.item_off;
 	len = it.item_len;
+	so = it.slot_off;
 	store_flush(s, 0);
 	assert_int_equal(mrrcd_remote_clock(&rem), 0);
-	assert_int_equal(mrrcd_remote_get_at(&rem, "k", 1, off, len, buf,
-					     MRRCD_ITEM_MAX, &at), -ENOENT);
-	/* Deleted: the chunk is free. */
+	assert_int_equal(GET_AT("k", so, off, len, MRRCD_ITEM_MAX), -ENOENT);
+	/* Deleted: the slot is empty. */
 	assert_int_equal(put(s, "d", "gone"), 0);
 	assert_int_equal(mrrcd_remote_get(&rem, "d", 1, buf, MRRCD_ITEM_MAX,
 					  1, &it), 0);
 	assert_int_equal(store_delete(s, "d", 1), 0);
-	assert_int_equal(mrrcd_remote_get_at(&rem, "d", 1, it.item_off,
-					     it.item_len, buf, MRRCD_ITEM_MAX,
-					     &at), -ESTALE);
+	assert_int_equal(GET_AT("d", it.slot_off, it.item_off, it.item_len,
+				MRRCD_ITEM_MAX), -ESTALE);
 	free(buf);
 }
 
