@@ -205,7 +205,8 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 $(B)/examples/%: examples/%.c examples/example.h $(STAGE)/.stamp
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN_CFLAGS) $(USER_LDFLAGS) -o $@ $< \
-		$$($(STAGE_PC) --cflags --libs libmrrc) -Wl,-rpath,$(STAGE)/usr/lib
+		$$($(STAGE_PC) --cflags --libs $(or $(EXAMPLE_PC),libmrrc)) \
+		-Wl,-rpath,$(STAGE)/usr/lib
 
 examples: $(EXAMPLES)
 

@@ -151,6 +151,10 @@ install_ok() {
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man3/mrrc_bind.3" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man8/mrrc.8" &&
 	test "$($pc --modversion libmrrc)" = "$VERSION" &&
+	test -f "$d/usr/lib/libmrrckv.a" &&
+	test -f "$d/usr/include/mrrc/kv/kvclient.h" &&
+	test "$($pc --modversion libmrrckv)" = "$VERSION" &&
+	$pc --libs libmrrckv | grep -qx -- '-lmrrckv -lmrrc *' &&
 	test "$($pc --variable=includedir libmrrc)" = /usr/include &&
 	test "$($pc --variable=libdir libmrrc)" = /usr/lib
 }

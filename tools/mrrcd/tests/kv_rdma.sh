@@ -45,7 +45,7 @@ stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
-echo "1..15"
+echo "1..16"
 tap "mrrcd.rdma_daemon_starts" daemon
 tap "mrrcd.rdma_basic" "$t" $addr $port basic
 tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
@@ -68,6 +68,8 @@ tap "mrrcd.mrrckv_round_trip" sh -c "
 	$b/mrrckv -s 127.0.0.1 -p $port cmd 'rset x 0 0 1 1' | grep -q '^ERROR' &&
 	$b/mrrckv -s 127.0.0.1 -p $port get f | cmp - $out/v.bin &&
 	! $b/mrrckv -r -s $addr -p $port oget nothing-here"
+# The library as a program links it (examples/mrrc_kv.c, libmrrckv).
+tap "mrrcd.example_mrrc_kv_over_rdma" $MRRC_REPO/build/examples/mrrc_kv -r $addr $port
 tap "mrrcd.mrrckv_valgrind_clean" sh -c "valgrind -q --error-exitcode=99 \
 	--leak-check=full --errors-for-leak-kinds=all \
 	$b/mrrckv -r -m faa -s $addr -p $port oget f > /dev/null"
