@@ -107,13 +107,17 @@ enum attack {
 	ATK_READ,	/* read it (it is exposed for writing only) */
 	ATK_ATOMIC,	/* fetch-and-add on it */
 	ATK_LATE,	/* honest, then write it again once polled */
+	ATK_INV_LATE,	/* ATK_LATE, the *_DONE as SEND_WITH_INV if asked */
 	ATK_NR,
 	ATK_END = 100,	/* no more connections */
 };
 
 static const char *const atk_name[] = {
 	"honest", "byte before", "byte after", "read", "atomic", "late write",
+	"late write after remote invalidation",
 };
+
+#define W_ADV_RINV	1	/* wmsg.status of RECV_ADV, STCRW: MRRC_ADV_RINV */
 
 /* Steps of the forged-message scenario (CTL_GO a = step). */
 enum {
@@ -386,8 +390,12 @@ static int hq_msg(struct hq *q, struct wmsg *m)
 	return 0;
 }
 
-/* Send @len bytes of @m as a control message; credits as given in @m. */
-static int hq_send_raw(struct hq *q, const struct wmsg *m, uint32_t len)
+/*
+ * Send @len bytes of @m as a control message; credits as given in @m.
+ * With @inv, as SEND_WITH_INV of @inv_rkey.
+ */
+static int hq_send_inv(struct hq *q, const struct wmsg *m, uint32_t len,
+		       bool inv, uint32_t inv_rkey)
 {
 	struct wmsg *t = &q->b->tx[q->txi++ % TX_SLOTS];
 	struct ibv_sge sge = {
@@ -395,13 +403,19 @@ static int hq_send_raw(struct hq *q, const struct wmsg *m, uint32_t len)
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = 1000 + q->txi, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND,
+		.opcode = inv ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
+		.invalidate_rkey = inv_rkey,
 	}, *bad;
 
 	*t = *m;
 	if (ibv_post_send(q->id->qp, &wr, &bad))
 		return -EIO;
 	return hq_reap(q, wr.wr_id);
+}
+
+static int hq_send_raw(struct hq *q, const struct wmsg *m, uint32_t len)
+{
+	return hq_send_inv(q, m, len, false, 0);
 }
 
 /* An honest message: the credits we owe go with it. */
@@ -492,6 +506,16 @@ static int attack(struct hq *q, enum attack a, const struct wmsg *adv)
 	case ATK_LATE:
 		r = hq_write_seg(q, s, 7);
 		return r ?: hq_send(q, done_for(adv, s->len));
+	case ATK_INV_LATE: {
+		/* What the module does when the advertisement allows it. */
+		struct wmsg d = done_for(adv, s->len);
+
+		r = hq_write_seg(q, s, 7);
+		d.credits = q->owed;
+		q->owed = 0;
+		return r ?: hq_send_inv(q, &d, WHDR, adv->status & W_ADV_RINV,
+					s->rkey);
+	}
 	default:
 		return -EINVAL;
 	}
@@ -530,7 +554,7 @@ static int srv_attacks(int ctl, struct rdma_event_channel *ch, char *why)
 			r = attack(&q, m.a, &adv);
 		ctl_send(ctl, CTL_OK, r, adv.seg[0].addr, adv.seg[0].rkey,
 			 atk_name[m.a]);
-		if (m.a == ATK_LATE && !r) {
+		if ((m.a == ATK_LATE || m.a == ATK_INV_LATE) && !r) {
 			if (ctl_recv(ctl, CTL_GO, &m)) {
 				hq_close(&q);
 				return snprintf(why, 96, "control lost"), -1;
@@ -1172,14 +1196,16 @@ TEST_F(hostile, attacks_on_advertised_ranges)
 				TH_LOG("mode %u op %u %s: %s", modes[mi],
 				       ops[oi], atk_name[a], strerror(-m.status));
 				EXPECT_EQ((uintptr_t)(v->buf + OFF), m.a);
-				if (a == ATK_HONEST || a == ATK_LATE) {
+				if (a == ATK_HONEST || a == ATK_LATE ||
+				    a == ATK_INV_LATE) {
 					ASSERT_EQ(0, m.status);
 				} else {
 					EXPECT_EQ(-EACCES, m.status);
 				}
 				ASSERT_EQ(0, reap_op(v->fd, &c));
 				EXPECT_EQ(a + 1, c.wr_id);
-				if (a == ATK_HONEST || a == ATK_LATE) {
+				if (a == ATK_HONEST || a == ATK_LATE ||
+				    a == ATK_INV_LATE) {
 					EXPECT_EQ(0, c.status);
 					EXPECT_EQ(LEN, c.byte_len);
 					EXPECT_EQ(0, check(v->buf + OFF, LEN, 7));
@@ -1188,9 +1214,18 @@ TEST_F(hostile, attacks_on_advertised_ranges)
 					/* The connection broke under it. */
 					EXPECT_GT(0, c.status);
 				}
-				if (a == ATK_LATE) {
+				if (a == ATK_LATE || a == ATK_INV_LATE) {
 					/* Polled: the key is dead now. */
 					EXPECT_EQ(-EACCES, go(v, 0, 0, 0, &m));
+				}
+				if (a == ATK_INV_LATE) {
+					struct mrrc_conn_query q;
+
+					/* Pooled MRs only, and only if asked. */
+					ASSERT_EQ(0, mrrc_conn_query(v->fd, conn,
+								     &q));
+					EXPECT_EQ(modes[mi] == MRRC_MODE_FAST &&
+						  remote_inv_on(), q.remote_inv);
 				}
 				EXPECT_EQ(0, memcmp(v->buf, v->want, BLEN))
 					TH_LOG("%s changed memory", atk_name[a]);
