@@ -189,7 +189,10 @@ group() {	# group SIZE CLIENTS PCT: every configuration, ROUNDS rounds
 		done
 		r=$((r + 1))
 	done
-	gsize=$1 gnc=$2
+	# memcached comes first in $configs: mc_get and mc_set (read through
+	# eval) are its throughputs when mrrcd's are compared with them.
+	# shellcheck disable=SC2034
+	gsize=$1 gnc=$2 mc_get='' mc_set=''
 	ratio=$(awk "BEGIN { printf \"%.2f\", $3 / 100 }")
 	for c in $configs; do
 		# shellcheck disable=SC2046 # the configuration's three words
@@ -199,21 +202,18 @@ group() {	# group SIZE CLIENTS PCT: every configuration, ROUNDS rounds
 			for m in throughput_ops latency_p50_ns latency_p99_ns; do
 				v=$(while read -r _ line; do field "$line" $m; done < "$tmp/lines" | median)
 				case $m in
-				throughput_ops) u=ops/s ;;
+				throughput_ops) u=ops/s tput=$v ;;
 				*) u=ns ;;
 				esac
 				emit "$m" "$v" "$u" "$@" "$o"
 			done
-			if [ "$1" = mrrcd ]; then
-				mine=$(grep -F "\"metric\":\"throughput_ops\"" "$out" |
-					grep -F "\"system\":\"mrrcd\",\"path\":\"$2\",\"metadata\":\"$3\",\"op\":\"$o\",\"value_bytes\":$4,\"clients\":$5,\"get_ratio\":$6," |
-					tail -n 1 | sed 's/.*"value":\([0-9.]*\),.*/\1/')
-				mc=$(grep -F "\"metric\":\"throughput_ops\"" "$out" |
-					grep -F "\"system\":\"memcached\",\"path\":\"tcp\",\"metadata\":\"none\",\"op\":\"$o\",\"value_bytes\":$4,\"clients\":$5,\"get_ratio\":$6," |
-					tail -n 1 | sed 's/.*"value":\([0-9.]*\),.*/\1/')
-				[ -n "$mine" ] && [ -n "$mc" ] &&
+			if [ "$1" = memcached ]; then
+				eval "mc_$o=\$tput"
+			else
+				eval "mc=\$mc_$o"
+				[ -n "$tput" ] && [ -n "$mc" ] &&
 					emit throughput_vs_memcached \
-					"$(awk "BEGIN { printf \"%.2f\", $mine / $mc }")" \
+					"$(awk "BEGIN { printf \"%.2f\", $tput / $mc }")" \
 					x "$@" "$o"
 			fi
 		done

@@ -916,11 +916,11 @@ static int count_read(struct kvc *k, uint64_t off)
 int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	     uint32_t *flags)
 {
-	size_t klen = strlen(key ? key : "");
 	struct mrrcd_remote_item it;
 	struct kvc_loc *loc = NULL;
 	uint64_t before, h;
 	int err = -ESTALE;
+	size_t klen;
 
 	if (!key_ok(key))
 		return -EINVAL;
@@ -931,6 +931,7 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	k->clock_due = true;
 	before = k->rem.retries;
 	/* Where this key was last found: one round trip if it is still there. */
+	klen = strlen(key);
 	h = mrrcd_hash64(key, klen, MRRCD_HASH_SEED);
 	if (k->loc) {
 		loc = &k->loc[h & (KVC_LOC_SLOTS - 1)];

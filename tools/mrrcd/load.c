@@ -142,19 +142,33 @@ struct lat {
 	uint64_t n, cap;
 };
 
+/* Room for @more latencies after the @n there are. */
+static int lat_room(struct lat *l, uint64_t more)
+{
+	uint64_t cap = l->cap ? l->cap : 65536;
+	uint64_t *v;
+
+	if (more > SIZE_MAX / sizeof(*v) / 2 - l->n)
+		return -ENOMEM;
+	if (l->n + more <= l->cap)
+		return 0;
+	while (cap < l->n + more)
+		cap *= 2;	/* below SIZE_MAX / sizeof(*v): checked above */
+	v = realloc(l->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	l->v = v;
+	l->cap = cap;
+	return 0;
+}
+
 static int lat_add(struct lat *l, uint64_t ns)
 {
-	if (l->n == l->cap) {
-		uint64_t cap = l->cap ? l->cap * 2 : 65536;
-		uint64_t *v = realloc(l->v, cap * sizeof(*v));
+	int err = lat_room(l, 1);
 
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = ns;
-	return 0;
+	if (!err)
+		l->v[l->n++] = ns;
+	return err;
 }
 
 static int one_op(struct kvc *k, const struct load_cfg *c, int op,
@@ -359,21 +373,18 @@ int load_run(const struct load_cfg *c, FILE *out)
 				op_name[r.op_failed], strerror(-r.err));
 			err = r.err;
 		}
+		/* Each kind's latencies in one read, after the others'. */
 		for (op = 0; op < 2; op++) {
-			uint64_t j;
-
-			for (j = 0; j < r.n[op]; j++) {
-				uint64_t ns;
-
-				if (read_all(res_fd[i], &ns, sizeof(ns))) {
-					err = err ?: -EIO;
-					break;
-				}
-				if (lat_add(&all[op], ns)) {
-					err = err ?: -ENOMEM;
-					break;
-				}
+			if (lat_room(&all[op], r.n[op])) {
+				err = err ?: -ENOMEM;
+				break;
 			}
+			if (read_all(res_fd[i], all[op].v + all[op].n,
+				     r.n[op] * sizeof(uint64_t))) {
+				err = err ?: -EIO;
+				break;
+			}
+			all[op].n += r.n[op];
 		}
 		if (r.elapsed_ns > elapsed)
 			elapsed = r.elapsed_ns;
