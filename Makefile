@@ -69,7 +69,7 @@ VERSION_H := $(B)/include/mrrc/mrrc_version.h
 CFLAGS_STAMP := $(B)/.user-cflags
 LIB_HDRS := lib/libmrrc.h lib/mark_defined.h uapi/mrrc_abi.h $(VERSION_H) $(CFLAGS_STAMP)
 TOOL_SRCS := tools/mrrc/main.c tools/mrrc/cli.c tools/mrrc/info.c tools/mrrc/fmt.c \
-	tools/mrrc/stat.c tools/mrrc/ctx.c
+	tools/mrrc/stat.c tools/mrrc/ctx.c tools/mrrc/blk.c
 TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
@@ -78,7 +78,8 @@ UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
 BENCHES := $(B)/bench-bin/mrrc_ops \
 	$(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
-KMOD_SRCS := Kbuild VERSION $(wildcard kmod/*.c kmod/*.h) uapi/mrrc_abi.h \
+KMOD_SRCS := Kbuild VERSION $(wildcard kmod/*.c kmod/*.h kmod/blk/*.c kmod/blk/*.h) \
+	uapi/mrrc_abi.h \
 	$(wildcard selftests/ktest/*.c)
 
 .PHONY: all deps module modules-all lib tools selftests unit-tests initramfs \
@@ -408,10 +409,11 @@ uninstall:
 MODULESLOADDIR ?= /usr/lib/modules-load.d
 UDEVRULESDIR ?= /usr/lib/udev/rules.d
 dkms-install:
-	install -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi
+	install -d $(DESTDIR)$(DKMS_SRC)/kmod/blk $(DESTDIR)$(DKMS_SRC)/uapi
 	install -m 644 Kbuild VERSION $(DESTDIR)$(DKMS_SRC)/
 	sed 's|@VERSION@|$(VERSION)|' dkms.conf.in > $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	install -m 644 kmod/*.c kmod/*.h $(DESTDIR)$(DKMS_SRC)/kmod/
+	install -m 644 kmod/blk/*.c kmod/blk/*.h $(DESTDIR)$(DKMS_SRC)/kmod/blk/
 	install -m 644 uapi/mrrc_abi.h $(DESTDIR)$(DKMS_SRC)/uapi/
 	install -D -m 644 packaging/mrrc-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/mrrc.conf
 	install -D -m 644 packaging/90-mrrc.rules $(DESTDIR)$(UDEVRULESDIR)/90-mrrc.rules

@@ -109,7 +109,7 @@ checkpatch_clean() {
 		grep -v '^total: 0 errors, 0 warnings, 0 checks' | grep -q .
 }
 check "checkpatch --strict kmod/ uapi/ selftests/ktest/" checkpatch_clean \
-	kmod/*.c kmod/*.h uapi/*.h selftests/ktest/*.c
+	kmod/*.c kmod/*.h kmod/blk/*.c kmod/blk/*.h uapi/*.h selftests/ktest/*.c
 # DKMS in a private tree: what `make dkms-install` ships must build.
 VERSION=$(cat VERSION)
 dkms_build() {
@@ -122,7 +122,9 @@ dkms_build() {
 	for k in $KVERS; do
 		dkms --dkmstree "$d/tree" --sourcetree "$d/root/src" build \
 			-m mrrc -v "$v" -k "$k" || return 1
-		ls "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc.ko* || return 1
+		ls "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc.ko* \
+		   "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc_blk.ko* \
+		   "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc_blksrv.ko* || return 1
 		modinfo -F version "$d/tree/mrrc/$v/$k/x86_64/module/"mrrc.ko* |
 			grep -qx "$v" || return 1
 	done

@@ -18,7 +18,8 @@ qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 rdma-core ibverbs-utils perftest ibverbs-providers libibverbs-dev librdmacm-dev
 libcmocka-dev sparse valgrind dkms man-db python3-docutils gnuplot-nox
 bc bison flex libelf-dev libssl-dev debootstrap git
-libmemcached-tools python3-pymemcache libucx-dev ucx-utils"
+libmemcached-tools python3-pymemcache libucx-dev ucx-utils
+fio nvme-cli e2fsprogs"
 # Packages that come with a system service mrrc does not want running:
 # only their programs are used (BENCH=kv starts its own memcached in the
 # test VM).  memcached's postinst starts memcached on 127.0.0.1:11211, the

@@ -38,6 +38,8 @@ static const char usage[] =
 	"                          with -i, rates every SECONDS like vmstat\n"
 	"  ctx                     the open contexts (your own, every one for root)\n"
 	"  conn [-c ID]            their connections and listeners, like ss\n"
+	"  blk [list|attach ADDR[:PORT] [-q N] [-d N]|detach NAME]\n"
+	"                          block devices over remote memory (mrrc_blk)\n"
 	"  version                 tool version and the module's ABI version\n"
 	"  help [COMMAND]          this help, or COMMAND's\n"
 	"\n"
@@ -67,6 +69,19 @@ static const char conn_usage[] =
 	"usage: mrrc [-j [-p]] conn [-c ID]\n"
 	"The connections and listeners of the contexts mrrc ctx shows.\n"
 	"  -c, --ctx ID            only those of context ID\n"
+	"  -h, --help              this help\n";
+
+static const char blk_usage[] =
+	"usage: mrrc [-j [-p]] blk [list]\n"
+	"       mrrc blk attach ADDR[:PORT] [-q QUEUES] [-d DEPTH]\n"
+	"       mrrc blk detach NAME\n"
+	"Block devices over memory lent by mrrc_blksrv on another host (root).\n"
+	"  list                    the devices, their peers and cache hit ratio\n"
+	"  attach                  connect to mrrc_blksrv at ADDR (IPv4, port\n"
+	"                          7726 unless given) and print the new device\n"
+	"  -q, --queues QUEUES     hardware queues (default: mrrc_blk's nr_queues)\n"
+	"  -d, --depth DEPTH       requests per queue (default: its queue_depth)\n"
+	"  detach NAME             remove the device (mrrcbN or /dev/mrrcbN)\n"
 	"  -h, --help              this help\n";
 
 static const char version_usage[] =
@@ -341,6 +356,83 @@ static int cmd_conn(const struct cmd *cmd, struct ctx *c, int argc,
 	return ret ? 1 : 0;
 }
 
+/* A count for blk attach: decimal, 1 to 65535. */
+static int parse_count(const char *s, unsigned int *v)
+{
+	unsigned long x;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || !x || x > 65535)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int cmd_blk(const struct cmd *cmd, struct ctx *c, int argc,
+		   char **argv)
+{
+	static const struct option opts[] = {
+		{ "queues", required_argument, NULL, 'q' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	unsigned int queues = 0, depth = 0;
+	const char *arg, *sub = "list";
+	int ch;
+
+	if (argc > 1 && argv[1][0] != '-') {
+		sub = argv[1];
+		argc--;
+		argv++;
+	}
+	while ((ch = next_option(argc, argv, "+:q:d:h", opts, &arg)) != -1) {
+		switch (ch) {
+		case 'q':
+			if (parse_count(optarg, &queues))
+				return bad_value(c, cmd, "queue count", optarg);
+			break;
+		case 'd':
+			if (parse_count(optarg, &depth))
+				return bad_value(c, cmd, "queue depth", optarg);
+			break;
+		case 'h':
+			fputs(cmd->usage, c->out);
+			return 0;
+		default:
+			return bad_option(c, cmd, ch, arg);
+		}
+	}
+	if (!strcmp(sub, "list")) {
+		if (optind != argc)
+			return extra_argument(c, cmd, argv[optind]);
+		return mrrc_cmd_blk_list(c->out, c->json);
+	}
+	if (!strcmp(sub, "attach") || !strcmp(sub, "detach")) {
+		if (optind == argc) {
+			fprintf(c->err, "mrrc: blk %s: missing %s\n", sub,
+				sub[0] == 'a' ? "ADDR" : "NAME");
+			fputs(cmd->usage, c->err);
+			return 2;
+		}
+		if (optind + 1 != argc)
+			return extra_argument(c, cmd, argv[optind + 1]);
+		if (sub[0] == 'd' && (queues || depth))
+			return extra_argument(c, cmd, queues ? "-q" : "-d");
+		return sub[0] == 'a' ?
+			mrrc_cmd_blk_attach(c->out, c->err, argv[optind],
+					    queues, depth) :
+			mrrc_cmd_blk_detach(c->err, argv[optind]);
+	}
+	fprintf(c->err, "mrrc: blk: unknown subcommand '%s'\n", sub);
+	fputs(cmd->usage, c->err);
+	return 2;
+}
+
 static int cmd_version(const struct cmd *cmd, struct ctx *c, int argc,
 		       char **argv)
 {
@@ -394,6 +486,7 @@ static const struct cmd cmds[] = {
 	{ "stat", cmd_stat, stat_usage },
 	{ "ctx", cmd_ctx, ctx_usage },
 	{ "conn", cmd_conn, conn_usage },
+	{ "blk", cmd_blk, blk_usage },
 	{ "version", cmd_version, version_usage },
 	{ "help", cmd_help, help_usage },
 };

@@ -75,6 +75,12 @@ void mrrc_stat_json_line(FILE *out, const struct mrrc_cache_stats *a,
 int mrrc_cmd_stat(int fd, FILE *out, struct mrrc_json *json,
 		  unsigned int interval, unsigned int count);
 
+/* blk.c: mrrc_blk's sysfs files; exit statuses. */
+int mrrc_cmd_blk_attach(FILE *out, FILE *err, const char *addr,
+			unsigned int queues, unsigned int depth);
+int mrrc_cmd_blk_detach(FILE *err, const char *name);
+int mrrc_cmd_blk_list(FILE *out, struct mrrc_json *json);
+
 /* info.c */
 int mrrc_cmd_info(int fd, FILE *out, struct mrrc_json *json,
 		  const char *only_dev, bool verbose);
