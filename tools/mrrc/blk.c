@@ -22,6 +22,15 @@ static const char *sysfs(void)
 	return s && *s ? s : "/sys";
 }
 
+/* SYSFS/block/NAME/FILE into @buf; false if it does not fit. */
+static bool disk_path(char *buf, size_t len, const char *name,
+		      const char *file)
+{
+	int n = snprintf(buf, len, "%s/block/%s/%s", sysfs(), name, file);
+
+	return n > 0 && (size_t)n < len;
+}
+
 /* Write @s to @path in one write(2): 0 or -errno. */
 static int write_file(const char *path, const char *s)
 {
@@ -75,7 +84,8 @@ static int list_disks(char names[][16], int room)
 		    strtoul(d->d_name + 5, &end, 10) > 65535 || *end ||
 		    end == d->d_name + 5)
 			continue;
-		snprintf(names[n++], 16, "%s", d->d_name);
+		if (strlen(d->d_name) < 16)
+			memcpy(names[n++], d->d_name, strlen(d->d_name) + 1);
 	}
 	closedir(dir);
 	for (i = 1; i < n; i++)	/* insertion sort by number */
@@ -102,20 +112,25 @@ static void read_info(const char *name, struct blk_info *b)
 	FILE *f;
 
 	memset(b, 0, sizeof(*b));
-	snprintf(path, sizeof(path), "%s/block/%s/size", sysfs(), name);
+	if (!disk_path(path, sizeof(path), name, "size"))
+		return;
 	if (!read_line(path, line, sizeof(line)))
 		b->sectors = strtoull(line, NULL, 10);
-	snprintf(path, sizeof(path), "%s/block/%s/mrrc/peer", sysfs(), name);
+	if (!disk_path(path, sizeof(path), name, "mrrc/peer"))
+		return;
 	if (read_line(path, b->peer, sizeof(b->peer)))
 		strcpy(b->peer, "?");
-	snprintf(path, sizeof(path), "%s/block/%s/mrrc/state", sysfs(), name);
+	if (!disk_path(path, sizeof(path), name, "mrrc/state"))
+		return;
 	if (read_line(path, b->state, sizeof(b->state)))
 		strcpy(b->state, "?");
-	snprintf(path, sizeof(path), "%s/block/%s/mrrc/queues", sysfs(), name);
+	if (!disk_path(path, sizeof(path), name, "mrrc/queues"))
+		return;
 	if (!read_line(path, line, sizeof(line)) &&
 	    sscanf(line, "%u %u", &b->queues, &b->depth) != 2)
 		b->queues = b->depth = 0;
-	snprintf(path, sizeof(path), "%s/block/%s/mrrc/stats", sysfs(), name);
+	if (!disk_path(path, sizeof(path), name, "mrrc/stats"))
+		return;
 	f = fopen(path, "re");
 	if (!f)
 		return;

@@ -390,7 +390,7 @@ static int cmd_blk(const struct cmd *cmd, struct ctx *c, int argc,
 		argc--;
 		argv++;
 	}
-	while ((ch = next_option(argc, argv, "+:q:d:h", opts, &arg)) != -1) {
+	while ((ch = next_option(argc, argv, ":q:d:h", opts, &arg)) != -1) {
 		switch (ch) {
 		case 'q':
 			if (parse_count(optarg, &queues))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -19,6 +20,7 @@
 
 int __wrap_ioctl(int fd, unsigned long req, ...);
 int __wrap_open(const char *path, int flags, ...);
+int __real_open(const char *path, int flags, ...);
 
 #define FAKE_FD 42
 
@@ -30,6 +32,7 @@ static int fake_open_errno;
 static int fake_port_errno;
 static unsigned int stat_calls;
 static char open_path[64];		/* what the library opened */
+static char blk_root[64];		/* mrrc blk's fake sysfs tree */
 
 static void fake_reset(void)
 {
@@ -143,7 +146,9 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 int __wrap_open(const char *path, int flags, ...)
 {
-	(void)flags;
+	/* mrrc blk's sysfs files, in the fake tree: real files. */
+	if (blk_root[0] && !strncmp(path, blk_root, strlen(blk_root)))
+		return __real_open(path, flags);
 	snprintf(open_path, sizeof(open_path), "%s", path);
 	if (fake_open_errno) {
 		errno = fake_open_errno;
@@ -968,10 +973,177 @@ static void test_version_no_module(void **state)
 	free_run(&r);
 }
 
+/* ---- mrrc blk: a fake sysfs tree under MRRC_SYSFS ---------------------- */
+
+
+static void put_file(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", blk_root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *get_file(const char *rel)
+{
+	static char buf[256];
+	char path[256];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", blk_root, rel);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void fake_disk(const char *name, const char *size, const char *stats)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "%s/block/%s", blk_root, name);
+	assert_int_equal(mkdir(rel, 0755), 0);
+	strcat(rel, "/mrrc");
+	assert_int_equal(mkdir(rel, 0755), 0);
+	snprintf(rel, sizeof(rel), "block/%s/size", name);
+	put_file(rel, size);
+	snprintf(rel, sizeof(rel), "block/%s/mrrc/peer", name);
+	put_file(rel, "10.0.0.2:7726\n");
+	snprintf(rel, sizeof(rel), "block/%s/mrrc/state", name);
+	put_file(rel, "live\n");
+	snprintf(rel, sizeof(rel), "block/%s/mrrc/queues", name);
+	put_file(rel, "2 64\n");
+	snprintf(rel, sizeof(rel), "block/%s/mrrc/stats", name);
+	put_file(rel, stats);
+}
+
+static int blk_setup(void **state)
+{
+	char dir[128];
+
+	(void)state;
+	strcpy(blk_root, "/tmp/mrrc-blk-test.XXXXXX");
+	assert_non_null(mkdtemp(blk_root));
+	snprintf(dir, sizeof(dir), "%s/block", blk_root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/kernel", blk_root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	strcat(dir, "/mrrc_blk");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put_file("kernel/mrrc_blk/attach", "");
+	put_file("kernel/mrrc_blk/detach", "");
+	setenv("MRRC_SYSFS", blk_root, 1);
+	return 0;
+}
+
+static int blk_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	unsetenv("MRRC_SYSFS");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", blk_root);
+	assert_int_equal(system(cmd), 0);
+	blk_root[0] = '\0';
+	return 0;
+}
+
+static void test_blk_list(void **state)
+{
+	char *argv[] = { "mrrc", "blk", NULL };
+	char *jargv[] = { "mrrc", "-j", "blk", "list", NULL };
+	struct run r;
+
+	(void)state;
+	fake_disk("mrrcb10", "131072\n",
+		  "reads 7\nwrites 3\nerrors 0\nreg_requests 200\nhit_exact 150\nhit_subset 40\nhit_span 0\nmiss 10\n");
+	fake_disk("mrrcb2", "2048\n", "reads 1\nreg_requests 0\n");
+	fake_disk("mrrcbx", "1\n", "");		/* not ours: skipped */
+	r = run_tool(2, argv);
+	assert_int_equal(r.status, 0);
+	/* Sorted by number; 64 MiB; 190 of 200 hit. */
+	assert_non_null(strstr(r.out, "\nmrrcb2 "));
+	assert_true(strstr(r.out, "mrrcb2 ") < strstr(r.out, "mrrcb10 "));
+	assert_non_null(strstr(r.out, "mrrcb10         64 10.0.0.2:7726         live      2x64          7          3      0   95.0\n"));
+	assert_null(strstr(r.out, "mrrcbx"));
+	free_run(&r);
+	r = run_tool(4, jargv);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_values(r.out), 1);
+	assert_non_null(strstr(r.out, "\"name\":\"mrrcb10\",\"size_bytes\":67108864,\"peer\":\"10.0.0.2:7726\",\"state\":\"live\",\"queues\":2,\"queue_depth\":64,\"reads\":7,\"writes\":3,\"errors\":0,\"reg_requests\":200,\"reg_hits\":190,\"hit_pct\":95"));
+	free_run(&r);
+}
+
+static void test_blk_attach_detach(void **state)
+{
+	char *att[] = { "mrrc", "blk", "attach", "10.0.0.2:7000", "-q", "2",
+			"-d", "8", NULL };
+	char *det[] = { "mrrc", "blk", "detach", "/dev/mrrcb3", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(8, att);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(get_file("kernel/mrrc_blk/attach"),
+			    "10.0.0.2:7000 queues=2 depth=8");
+	free_run(&r);
+	r = run_tool(4, det);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(get_file("kernel/mrrc_blk/detach"), "mrrcb3");
+	free_run(&r);
+}
+
+static void test_blk_errors(void **state)
+{
+	char *noaddr[] = { "mrrc", "blk", "attach", NULL };
+	char *badq[] = { "mrrc", "blk", "attach", "1.2.3.4", "-q", "0", NULL };
+	char *detq[] = { "mrrc", "blk", "detach", "mrrcb0", "-q", "2", NULL };
+	char *sub[] = { "mrrc", "blk", "frob", NULL };
+	char *att[] = { "mrrc", "blk", "attach", "1.2.3.4", NULL };
+	struct run r;
+
+	(void)state;
+	r = run_tool(3, noaddr);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "missing ADDR"));
+	free_run(&r);
+	r = run_tool(6, badq);
+	assert_int_equal(r.status, 2);
+	free_run(&r);
+	r = run_tool(6, detq);
+	assert_int_equal(r.status, 2);
+	free_run(&r);
+	r = run_tool(3, sub);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unknown subcommand 'frob'"));
+	free_run(&r);
+	/* The module is not loaded: no control file. */
+	strcat(blk_root, "/none");
+	setenv("MRRC_SYSFS", blk_root, 1);
+	blk_root[strlen(blk_root) - 5] = '\0';
+	r = run_tool(4, att);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "is mrrc_blk loaded?"));
+	free_run(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_guid),
+		cmocka_unit_test_setup_teardown(test_blk_list, blk_setup,
+						blk_teardown),
+		cmocka_unit_test_setup_teardown(test_blk_attach_detach,
+						blk_setup, blk_teardown),
+		cmocka_unit_test_setup_teardown(test_blk_errors, blk_setup,
+						blk_teardown),
 		cmocka_unit_test(test_fmt_gid),
 		cmocka_unit_test(test_enum_strings),
 		cmocka_unit_test_setup(test_info, setup),
