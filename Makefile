@@ -388,10 +388,12 @@ install-lib: lib $(VERSION_H)
 man_install = sed 's|"mrrc @VERSION@"|"mrrc $(VERSION)"|' $(1) > $(2)/$$(basename $(1))
 
 install: install-lib tools
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
+		$(DESTDIR)$(MANDIR)/man8
 	install -m 755 $(B)/tools/mrrc $(B)/tools/mrrc-replay $(DESTDIR)$(BINDIR)/
 	$(call man_install,tools/replay/mrrc-replay.1,$(DESTDIR)$(MANDIR)/man1)
 	$(call man_install,tools/mrrc/mrrc.8,$(DESTDIR)$(MANDIR)/man8)
+	$(call man_install,tools/blk/mrrc_blk.4,$(DESTDIR)$(MANDIR)/man4)
 	install -d $(DESTDIR)$(DOCDIR)/examples
 	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 
@@ -399,6 +401,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libmrrc.* $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrc.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mrrc
 	rm -f $(DESTDIR)$(BINDIR)/mrrc $(DESTDIR)$(MANDIR)/man8/mrrc.8
+	rm -f $(DESTDIR)$(MANDIR)/man4/mrrc_blk.4
 	rm -f $(DESTDIR)$(BINDIR)/mrrc-replay $(DESTDIR)$(MANDIR)/man1/mrrc-replay.1
 	rm -f $(patsubst lib/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(wildcard lib/man3/*.3))
 	rm -rf $(DESTDIR)$(DOCDIR)/examples

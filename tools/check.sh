@@ -152,6 +152,7 @@ install_ok() {
 	test -f "$d/usr/lib/libmrrc.so.0.${VERSION#*.}" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man3/mrrc_bind.3" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man8/mrrc.8" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man4/mrrc_blk.4" &&
 	test "$($pc --modversion libmrrc)" = "$VERSION" &&
 	test -f "$d/usr/lib/libmrrckv.a" &&
 	test -f "$d/usr/include/mrrc/kv/kvclient.h" &&
@@ -206,7 +207,7 @@ check "benchmarks.rst's tables are what Documentation/data gives" \
 check "make docs draws the figures and writes the HTML" \
 	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
-for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."
@@ -245,8 +246,8 @@ for k in $vms; do
 		"$L/vm-$k.log" "VM run: exit 0, dmesg scan clean"
 done
 
-# Two VMs, two kernels, two modules: the remote selftests, then the
-# hostile peer's (tools/vm/pair-cmds.sh).
+# Two VMs, two kernels, two modules: mrrc_blk's tests, the hostile peer's,
+# then the remote selftests (tools/vm/pair-cmds.sh).
 . tools/vm/pair-cmds.sh
 pair_run() {	# pair_run KVER_A KVER_B: A serves, B runs the suite
 	local name="[$1 serves $2]" out=$B/check/pair-$1-$2 log=$L/pair-$1-$2.log st
@@ -254,7 +255,8 @@ pair_run() {	# pair_run KVER_A KVER_B: A serves, B runs the suite
 	VM_DMESG_DIR=$out tools/vm/pair.sh "$1" "$2" \
 		"$PAIR_CMD_A" "$(pair_cmd_b "$out")" > "$log" 2>&1
 	st=$?
-	tap "$name" "$out/remote.tap" "$out/hostile.tap"
+	tap "$name" "$out/blk.tap" "$out/remote.tap" "$out/hostile.tap"
+	reported "$name mrrc_blk" "$out/blk.tap" "$log"
 	reported "$name mrrc_remote" "$out/remote.tap" "$log"
 	reported "$name mrrc_hostile" "$out/hostile.tap" "$log"
 	vm_status "$name" "$st" "$log" "both VMs: exit 0, rmmod, dmesg scans clean"
@@ -304,7 +306,9 @@ if [ -n "$kd" ]; then
 		flog=$L/fuzz-debug.log
 		t0=$(date +%s)
 		mkdir -p "$out"
-		( tools/vm/run.sh "$kd" "MRRC_TEST_QUICK=$quick MRRC_NO_TOOLS=1 MRRC_NO_MRRCD=1 selftests/run.sh $out" >> "$log" 2>&1
+		# mrrc_blk in one VM after the selftests: 20 attach/detach
+		# cycles under kmemleak.
+		( tools/vm/run.sh "$kd" "MRRC_TEST_QUICK=$quick MRRC_NO_TOOLS=1 MRRC_NO_MRRCD=1 selftests/run.sh $out; st=\$?; BLK_CYCLES=20 tools/blk/tests/blk.sh local $out > $out/blk.out 2>&1 || st=1; cat $out/blk.tap; exit \$st" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
 		  echo "   (debug: selftests took $(($(date +%s) - t0)) s)" ) &
 		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" > "$flog" 2>&1
@@ -312,6 +316,7 @@ if [ -n "$kd" ]; then
 		  echo "   (debug: fuzz and fault injection took $(($(date +%s) - t0)) s)" ) &
 		wait
 		tap "[debug]" "$out"/*.tap
+		reported "[debug] mrrc_blk" "$out/blk.tap" "$log"
 		for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle mrrc_fail_nth; do
 			reported "[debug] $p" "$out/$p.tap" "$([ $p = mrrc_fail_nth ] && echo "$flog" || echo "$log")"
 		done

@@ -323,7 +323,44 @@ def t_kv(datadir, clients="1", get_ratio="0.9", op="get", kernel=None):
     return table(["system", "path", "metadata"] + hdr, body) + where(rows)
 
 
-TABLES = {"kv": t_kv, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+BLK_JOBS = [("randread", 4096, 1), ("randread", 4096, 32),
+            ("randwrite", 4096, 1), ("randwrite", 4096, 32),
+            ("read", 131072, 16), ("write", 131072, 16)]
+
+
+def t_blk(datadir, kernel=None):
+    """mrrc_blk against nvme-rdma in two VMs (BENCH=blk): per fio job the
+    IOPS of both and mrrc_blk's over nvme-rdma's (×nvme), the bandwidth,
+    the p50 / p99 latencies in µs, and mrrc_blk's registration-cache hit
+    ratio over the job's rounds."""
+    rows = of_kernel(load(datadir, "blk"), kernel)
+    body = []
+    for rw, bs, qd in BLK_JOBS:
+        def v(metric, dev):
+            return pick(rows, metric=metric, device=dev, rw=rw,
+                        bs_bytes=bs, iodepth=qd)
+        m, n = v("iops", "mrrc_blk"), v("iops", "nvme_rdma")
+        if m is None and n is None:
+            continue
+        cells = [rw, size_name(bs), str(qd)]
+        for dev in ("mrrc_blk", "nvme_rdma"):
+            i, bw = v("iops", dev), v("bw_mbps", dev)
+            p50, p99 = v("lat_p50_us", dev), v("lat_p99_us", dev)
+            cells.append("—" if i is None else grouped(i))
+            cells.append("—" if bw is None else f"{bw:.1f}")
+            cells.append("—" if p50 is None else f"{p50:.0f} / {p99:.0f}")
+        x, h = v("iops_vs_nvme_rdma", "mrrc_blk"), v("reg_hit_ratio", "mrrc_blk")
+        cells.append("—" if x is None else f"{x:.2f}")
+        cells.append("—" if h is None else f"{100 * h:.1f} %")
+        body.append(cells)
+    if not body:
+        raise DataError("blk: no lines")
+    return table(["rw", "bs", "QD", "mrrc_blk IOPS", "MB/s", "p50 / p99 µs",
+                  "nvme-rdma IOPS", "MB/s", "p50 / p99 µs", "×nvme",
+                  "cache hits"], body) + where(rows)
+
+
+TABLES = {"kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 
 

@@ -14,10 +14,12 @@
 # benchmarks run on a device of that name (as on a machine whose NIC is
 # called so).
 #
-# BENCH=kv runs in two VMs on a link instead (tools/vm/pair.sh, both on
-# KVER unless KVER_A / KVER_B say otherwise): bench_kv serve in VM a,
-# bench_kv client in VM b, which writes the lines; KV_SIZES, KV_CLIENTS,
-# KV_GETPCT, KV_SECONDS and KV_ROUNDS pass through (bench_kv.sh).
+# BENCH=kv and BENCH=blk run in two VMs on a link instead (tools/vm/pair.sh,
+# both on KVER unless KVER_A / KVER_B say otherwise): bench_NAME serve in
+# VM a, bench_NAME client in VM b, which writes the lines; KV_SIZES,
+# KV_CLIENTS, KV_GETPCT, KV_SECONDS and KV_ROUNDS pass through
+# (bench_kv.sh), BLK_ROUNDS, BLK_SECONDS, BLK_QUEUES and BLK_MB too
+# (bench_blk.sh).
 #
 # usage: run.sh KVER NAME|all
 set -eu
@@ -47,12 +49,16 @@ case $dev in
 	exit 2 ;;
 esac
 names=$(echo $names)	# one line: ls gives one name per line
-pair=
-case " $names " in
-*" kv "*)
-	pair=kv
-	names=$(echo "$names" | tr ' ' '\n' | grep -vx kv || true) ;;
-esac
+# kv and blk run in two VMs (below), the others in one.
+pairs=
+for p in kv blk; do
+	case " $names " in
+	*" $p "*)
+		pairs="$pairs $p"
+		names=$(echo "$names" | tr ' ' '\n' | grep -vx $p || true) ;;
+	esac
+done
+names=$(echo $names)
 cmd="export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_DEV=$dev;"
 [ "$dev" = rxe0 ] || cmd="$cmd rdma dev set rxe0 name $dev &&"
 for n in $names; do
@@ -68,26 +74,32 @@ st=0
 if [ -n "$names" ]; then
 	VM_MEM="${VM_MEM:-4G}" tools/vm/run.sh "$kver" "$cmd true" || st=$?
 fi
-if [ -n "$pair" ] && [ "$st" -eq 0 ]; then
+for p in $pairs; do
+	[ "$st" -eq 0 ] || break
 	ka=${KVER_A:-$kver} kb=${KVER_B:-$kver}
 	env=
-	for v in KV_SIZES KV_CLIENTS KV_GETPCT KV_SECONDS KV_ROUNDS; do
+	vars="KV_SIZES KV_CLIENTS KV_GETPCT KV_SECONDS KV_ROUNDS"
+	[ $p = kv ] || vars="BLK_ROUNDS BLK_SECONDS BLK_QUEUES BLK_MB"
+	for v in $vars; do
 		x=$(printenv "$v" || true)
 		case $x in
 		*[!0-9\ ]*) echo "bench: $v='$x': numbers only" >&2; exit 2 ;;
 		?*) env="$env $v='$x'" ;;
 		esac
 	done
-	out=build/bench/kv.jsonl
-	echo "bench: kv -> $out (two VMs: $ka serves, $kb runs the clients)"
+	out=build/bench/$p.jsonl
+	echo "bench: $p -> $out (two VMs: $ka serves, $kb runs the clients)"
+	# bench_blk's server unloads mrrc itself, after mrrc_blksrv.
+	unload="rmmod mrrc || st=1;"
+	[ $p = kv ] || unload=
 	VM_TIMEOUT=${VM_TIMEOUT:-5400} tools/vm/pair.sh "$ka" "$kb" \
-		"build/bench-bin/bench_kv serve" \
+		"build/bench-bin/bench_$p serve" \
 		"export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_KVER_SERVER=$ka$env;
-		build/bench-bin/bench_kv client $out.tmp; st=\$?;
-		rmmod mrrc || st=1; exit \$st" &&
+		build/bench-bin/bench_$p client $out.tmp; st=\$?;
+		$unload exit \$st" &&
 		mv $out.tmp $out || st=$?
-	names="$names kv"
-fi
+	names="$names $p"
+done
 # Lines of a benchmark that does not write the keys of the run itself.
 for n in $names; do
 	f=build/bench/$n.jsonl

@@ -13,14 +13,16 @@
 RXE_COUNTERS="for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 	v=\$(cat \$f 2>/dev/null) && [ \"\$v\" != 0 ] && echo \"rxe0 \${f##*/} \$v\"; done"
 
-PAIR_CMD_A="build/selftests/mrrc_hostile serve; st=\$?;
+PAIR_CMD_A="tools/blk/tests/blk.sh serve; st=\$?;
+	build/selftests/mrrc_hostile serve || st=1;
 	build/selftests/mrrc_remote serve || st=1; $RXE_COUNTERS;
 	rmmod mrrc || st=1; exit \$st"
 
 # pair_cmd_b OUT
 pair_cmd_b() {
-	echo "build/selftests/mrrc_hostile > $1/hostile.tap 2>&1; st=\$?;
+	echo "tools/blk/tests/blk.sh client $1 > $1/blk.out 2>&1; st=\$?;
+	build/selftests/mrrc_hostile > $1/hostile.tap 2>&1 || st=1;
 	build/selftests/mrrc_remote > $1/remote.tap 2>&1 || st=1;
-	cat $1/hostile.tap $1/remote.tap; $RXE_COUNTERS;
+	cat $1/blk.tap $1/hostile.tap $1/remote.tap; $RXE_COUNTERS;
 	rmmod mrrc || st=1; exit \$st"
 }
