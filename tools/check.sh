@@ -205,7 +205,7 @@ done
 check "benchmarks.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check
 check "make docs draws the figures and writes the HTML" \
-	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get; do
+	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
 for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
 	check "man page $(basename "$m") renders without warnings" \
@@ -308,7 +308,7 @@ if [ -n "$kd" ]; then
 		mkdir -p "$out"
 		# mrrc_blk in one VM after the selftests: 20 attach/detach
 		# cycles under kmemleak.
-		( tools/vm/run.sh "$kd" "MRRC_TEST_QUICK=$quick MRRC_NO_TOOLS=1 MRRC_NO_MRRCD=1 selftests/run.sh $out; st=\$?; BLK_CYCLES=20 tools/blk/tests/blk.sh local $out > $out/blk.out 2>&1 || st=1; cat $out/blk.tap; exit \$st" >> "$log" 2>&1
+		( tools/vm/run.sh "$kd" "MRRC_TEST_QUICK=$quick MRRC_NO_TOOLS=1 MRRC_NO_MRRCD=1 selftests/run.sh $out; st=\$?; BLK_QUICK=1 BLK_CYCLES=20 tools/blk/tests/blk.sh local $out > $out/blk.out 2>&1 || st=1; cat $out/blk.tap; exit \$st" >> "$log" 2>&1
 		  echo $? > "$L/vm-debug.status"
 		  echo "   (debug: selftests took $(($(date +%s) - t0)) s)" ) &
 		( tools/vm/run.sh "$kd" "tools/fuzz/run.sh $fz $seed $B/check/fuzz-debug; st=\$?; build/selftests/mrrc_fail_nth > $out/mrrc_fail_nth.tap 2>&1 || st=1; cat $out/mrrc_fail_nth.tap; exit \$st" > "$flog" 2>&1

@@ -24,8 +24,10 @@
 #include <linux/inet.h>
 #include <linux/kobject.h>
 #include <linux/module.h>
+#include <linux/dma-map-ops.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/swiotlb.h>
 #include <linux/sysfs.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -135,9 +137,21 @@ static DEFINE_MUTEX(mrrc_blk_lock);	/* the device list, attach, detach */
 static LIST_HEAD(mrrc_blk_devs);
 static DEFINE_IDA(mrrc_blk_ida);
 static int mrrc_blk_major;
+/* Failure work: may run while memory is reclaimed through a device. */
+static struct workqueue_struct *mrrc_blk_wq;
 static struct kobject *mrrc_blk_kobj;
 
 /* ---- failure ----------------------------------------------------------- */
+
+static void mrrc_blk_qp_error(struct mrrc_blk_queue *q)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!q->id || !q->id->qp)
+		return;
+	rdma_disconnect(q->id);
+	ib_modify_qp(q->id->qp, &attr, IB_QP_STATE);
+}
 
 static void mrrc_blk_err_work(struct work_struct *w)
 {
@@ -145,10 +159,13 @@ static void mrrc_blk_err_work(struct work_struct *w)
 						err_work);
 	unsigned int i;
 
-	/* Every QP to the error state: what is in flight is flushed. */
+	/*
+	 * Every QP to the error state, which flushes what is in flight (the
+	 * disconnect alone may not: it fails before the connection exists).
+	 * Attach and detach cancel this work before they touch the queues.
+	 */
 	for (i = 0; i < dev->nr_queues; i++)
-		if (dev->queues[i].id && dev->queues[i].id->qp)
-			rdma_disconnect(dev->queues[i].id);
+		mrrc_blk_qp_error(&dev->queues[i]);
 }
 
 /* The peer or the link failed: fail all I/O from now on, once. */
@@ -157,7 +174,7 @@ static void mrrc_blk_fail(struct mrrc_blk_dev *dev, const char *why)
 	if (test_and_set_bit(MRRC_BLK_DEAD, &dev->flags))
 		return;
 	pr_err("mrrcb%d: %s: failing all I/O\n", dev->index, why);
-	queue_work(system_unbound_wq, &dev->err_work);
+	queue_work(mrrc_blk_wq, &dev->err_work);
 }
 
 /* ---- the data path ----------------------------------------------------- */
@@ -165,8 +182,12 @@ static void mrrc_blk_fail(struct mrrc_blk_dev *dev, const char *why)
 static void mrrc_blk_release_handles(struct mrrc_blk_dev *dev,
 				     struct mrrc_blk_cmd *cmd)
 {
+	/* A release may free and allocate: never recurse into I/O. */
+	unsigned int noio = memalloc_noio_save();
+
 	while (cmd->nh)
 		mrrc_kcache_release(dev->kc, cmd->handles[--cmd->nh]);
+	memalloc_noio_restore(noio);
 }
 
 static void mrrc_blk_finish(struct mrrc_blk_dev *dev, struct mrrc_blk_cmd *cmd)
@@ -354,7 +375,7 @@ static blk_status_t mrrc_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct mrrc_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	u64 off = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
-	const struct ib_send_wr *bad;
+	const struct ib_send_wr *bad = NULL;
 	u32 npieces = 0, nwr = 0, nsge = 0, i, posted;
 	enum ib_wr_opcode op;
 	blk_status_t st;
@@ -406,12 +427,19 @@ post:
 		mrrc_blk_release_handles(dev, cmd);
 		return BLK_STS_IOERR;
 	}
+	if (unlikely(!nwr)) {
+		/* Nothing to move (no data): done. */
+		mrrc_blk_release_handles(dev, cmd);
+		blk_mq_end_request(rq, BLK_STS_OK);
+		return BLK_STS_OK;
+	}
 	for (i = 0; i + 1 < nwr; i++)
 		cmd->wr[i].wr.next = &cmd->wr[i + 1].wr;
 	atomic_set(&cmd->pending, nwr);
 	ret = ib_post_send(q->id->qp, &cmd->wr[0].wr, &bad);
 	if (unlikely(ret)) {
-		for (posted = 0; &cmd->wr[posted].wr != bad; posted++)
+		for (posted = 0; posted < nwr && &cmd->wr[posted].wr != bad;
+		     posted++)
 			;
 		cmd->status = BLK_STS_IOERR;
 		mrrc_blk_fail(dev, "post failed");
@@ -430,7 +458,14 @@ post:
 static enum blk_eh_timer_return mrrc_blk_timeout(struct request *rq)
 {
 	struct mrrc_blk_dev *dev = rq->q->queuedata;
+	struct mrrc_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
+	/* Every work request is done (a timeout injected at completion). */
+	if (!atomic_read(&cmd->pending)) {
+		if (!blk_mq_request_completed(rq))
+			blk_mq_complete_request(rq);
+		return BLK_EH_DONE;
+	}
 	atomic64_inc(&dev->st.timeouts);
 	/* The QPs go to error; the flush completes this request with EIO. */
 	mrrc_blk_fail(dev, "I/O timeout");
@@ -534,6 +569,15 @@ static int mrrc_blk_setup_rdma(struct mrrc_blk_dev *dev,
 	if (dev->max_sge < MRRC_BLK_MIN_SGE ||
 	    !(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		return -EOPNOTSUPP;
+	/*
+	 * The cache keeps pages DMA-mapped after their I/O: right only where
+	 * a mapping needs no sync, i.e. coherent DMA without bounce buffers
+	 * (or a software device, which does no DMA).
+	 */
+	if (!ib_uses_virt_dma(ibdev) &&
+	    (!dev_is_dma_coherent(ibdev->dma_device) ||
+	     is_swiotlb_force_bounce(ibdev->dma_device)))
+		return -EOPNOTSUPP;
 	dev->ibdev = ibdev;
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -599,6 +643,8 @@ static int mrrc_blk_check_welcome(struct mrrc_blk_dev *dev,
 	    !size || size & 4095 || chunk < 4096 || !is_power_of_2(chunk) ||
 	    !nchunks || nchunks > MRRC_BLK_MAX_CHUNKS ||
 	    nchunks != DIV_ROUND_UP_ULL(size, chunk) ||
+	    /* A request crosses at most one chunk boundary. */
+	    chunk < MRRC_BLK_MAX_SECTORS << SECTOR_SHIFT ||
 	    be32_to_cpu(w->table_len) != nchunks * sizeof(__be32))
 		return -EPROTO;
 	return 0;
@@ -639,8 +685,11 @@ static int mrrc_blk_read_table(struct mrrc_blk_dev *dev)
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&dev->table_done, tmo)) {
-		/* Flush it: the READ may write into dev->buf until it ends. */
-		rdma_disconnect(dev->queues[0].id);
+		/*
+		 * Flush it: the READ may write into dev->buf until it ends,
+		 * and a QP in the error state completes it at once.
+		 */
+		mrrc_blk_qp_error(&dev->queues[0]);
 		wait_for_completion(&dev->table_done);
 		return -ETIMEDOUT;
 	}
@@ -857,7 +906,7 @@ static int mrrc_blk_add_disk(struct mrrc_blk_dev *dev)
 	set->numa_node = NUMA_NO_NODE;
 	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
 	set->driver_data = dev;
-	set->timeout = io_timeout * HZ;
+	set->timeout = clamp(READ_ONCE(io_timeout), 1U, 3600U) * HZ;
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)
 		return ret;
@@ -946,6 +995,10 @@ static int mrrc_blk_attach(struct sockaddr_in *peer, unsigned int queues,
 				goto err_queues;
 		}
 	}
+	/* The server went while the later queues connected. */
+	ret = -ECONNRESET;
+	if (test_bit(MRRC_BLK_DEAD, &dev->flags))
+		goto err_queues;
 	ret = mrrc_blk_add_disk(dev);
 	if (ret)
 		goto err_queues;
@@ -1070,6 +1123,27 @@ static const struct attribute_group mrrc_blk_ctl_group = {
 	.attrs = mrrc_blk_ctl_attrs,
 };
 
+/* An RDMA device goes away: its block devices go first. */
+static void mrrc_blk_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct mrrc_blk_dev *dev, *tmp;
+
+	mutex_lock(&mrrc_blk_lock);
+	list_for_each_entry_safe(dev, tmp, &mrrc_blk_devs, node) {
+		if (dev->ibdev != ibdev)
+			continue;
+		pr_warn("mrrcb%d: %s is going away: detaching\n", dev->index,
+			dev_name(&ibdev->dev));
+		mrrc_blk_detach(dev);
+	}
+	mutex_unlock(&mrrc_blk_lock);
+}
+
+static struct ib_client mrrc_blk_client = {
+	.name = "mrrc_blk",
+	.remove = mrrc_blk_remove_one,
+};
+
 static int __init mrrc_blk_init(void)
 {
 	int ret;
@@ -1078,23 +1152,35 @@ static int __init mrrc_blk_init(void)
 	    queue_depth > MRRC_BLK_MAX_DEPTH || !io_timeout ||
 	    io_timeout > 3600)
 		return -EINVAL;
+	mrrc_blk_wq = alloc_workqueue("mrrc_blk", WQ_MEM_RECLAIM | WQ_UNBOUND,
+				      0);
+	if (!mrrc_blk_wq)
+		return -ENOMEM;
 	mrrc_blk_major = register_blkdev(0, "mrrcb");
-	if (mrrc_blk_major < 0)
+	if (mrrc_blk_major < 0) {
+		destroy_workqueue(mrrc_blk_wq);
 		return mrrc_blk_major;
+	}
 	mrrc_blk_kobj = kobject_create_and_add("mrrc_blk", kernel_kobj);
 	if (!mrrc_blk_kobj) {
 		ret = -ENOMEM;
 		goto err_blkdev;
 	}
-	ret = sysfs_create_group(mrrc_blk_kobj, &mrrc_blk_ctl_group);
+	ret = ib_register_client(&mrrc_blk_client);
 	if (ret)
 		goto err_kobj;
+	ret = sysfs_create_group(mrrc_blk_kobj, &mrrc_blk_ctl_group);
+	if (ret)
+		goto err_client;
 	return 0;
 
+err_client:
+	ib_unregister_client(&mrrc_blk_client);
 err_kobj:
 	kobject_put(mrrc_blk_kobj);
 err_blkdev:
 	unregister_blkdev(mrrc_blk_major, "mrrcb");
+	destroy_workqueue(mrrc_blk_wq);
 	return ret;
 }
 
@@ -1109,8 +1195,10 @@ static void __exit mrrc_blk_exit(void)
 	list_for_each_entry_safe(dev, tmp, &mrrc_blk_devs, node)
 		mrrc_blk_detach(dev);
 	mutex_unlock(&mrrc_blk_lock);
+	ib_unregister_client(&mrrc_blk_client);
 	unregister_blkdev(mrrc_blk_major, "mrrcb");
 	ida_destroy(&mrrc_blk_ida);
+	destroy_workqueue(mrrc_blk_wq);
 }
 
 module_init(mrrc_blk_init);

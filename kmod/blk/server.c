@@ -68,6 +68,7 @@ static struct {
 	struct list_head conns;
 	unsigned int nconns;
 	bool stopping;
+	bool removing;			/* srv.dev is being removed */
 	struct rdma_cm_id *listen;
 	struct workqueue_struct *wq;
 	/* the lent memory and its registration */
@@ -95,6 +96,9 @@ static int blksrv_register(struct ib_device *dev)
 	u32 c, handle;
 	int ret;
 
+	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    dev->attrs.max_fast_reg_page_list_len < 4)
+		return -EOPNOTSUPP;
 	srv.pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(srv.pd)) {
 		ret = PTR_ERR(srv.pd);
@@ -197,7 +201,7 @@ static int blksrv_connect(struct rdma_cm_id *id,
 	    be32_to_cpu(hello->magic) != MRRC_BLK_MAGIC ||
 	    be16_to_cpu(hello->version) != MRRC_BLK_WIRE_VERSION)
 		return -EPROTO;
-	if (srv.stopping)
+	if (srv.stopping || srv.removing)
 		return -ESHUTDOWN;
 	if (srv.nconns >= max_conns)
 		return -EMFILE;
@@ -306,6 +310,42 @@ static int blksrv_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return ret;
 }
 
+/*
+ * An RDMA device goes away (or the module unloads): if it is the one the
+ * memory is registered on, disconnect its clients and deregister.  The
+ * next client, on any device, registers the memory again.
+ */
+static void blksrv_remove_one(struct ib_device *dev, void *client_data)
+{
+	struct blksrv_conn *conn;
+
+	mutex_lock(&srv.lock);
+	if (srv.dev != dev) {
+		mutex_unlock(&srv.lock);
+		return;
+	}
+	srv.removing = true;
+	list_for_each_entry(conn, &srv.conns, node)
+		blksrv_conn_drop(conn);
+	mutex_unlock(&srv.lock);
+	flush_workqueue(srv.wq);	/* every release has run */
+
+	mutex_lock(&srv.lock);
+	WARN_ON(!list_empty(&srv.conns));
+	mrrc_kcache_destroy(srv.kc);	/* every key ends here */
+	ib_dealloc_pd(srv.pd);
+	srv.kc = NULL;
+	srv.pd = NULL;
+	srv.dev = NULL;
+	srv.removing = false;
+	mutex_unlock(&srv.lock);
+}
+
+static struct ib_client blksrv_client = {
+	.name = "mrrc_blksrv",
+	.remove = blksrv_remove_one,
+};
+
 static int blksrv_listen(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -377,12 +417,17 @@ static int __init blksrv_init(void)
 		ret = -ENOMEM;
 		goto err_pages;
 	}
-	ret = blksrv_listen();
+	ret = ib_register_client(&blksrv_client);
 	if (ret)
 		goto err_wq;
+	ret = blksrv_listen();
+	if (ret)
+		goto err_client;
 	pr_info("%u MiB, listening on %s:%u\n", size_mb, addr, port);
 	return 0;
 
+err_client:
+	ib_unregister_client(&blksrv_client);
 err_wq:
 	destroy_workqueue(srv.wq);
 err_pages:
@@ -392,21 +437,14 @@ err_pages:
 
 static void __exit blksrv_exit(void)
 {
-	struct blksrv_conn *conn;
-
-	/* No new connections, then every queue disconnected and freed. */
+	/* No new connections; then every client gone, the memory freed. */
 	rdma_destroy_id(srv.listen);
 	mutex_lock(&srv.lock);
 	srv.stopping = true;
-	list_for_each_entry(conn, &srv.conns, node)
-		blksrv_conn_drop(conn);
 	mutex_unlock(&srv.lock);
-	destroy_workqueue(srv.wq);	/* drains: every release has run */
-	WARN_ON(!list_empty(&srv.conns));
-	if (srv.kc)
-		mrrc_kcache_destroy(srv.kc);	/* every key ends here */
-	if (srv.pd)
-		ib_dealloc_pd(srv.pd);
+	ib_unregister_client(&blksrv_client);	/* blksrv_remove_one() */
+	destroy_workqueue(srv.wq);
+	WARN_ON(!list_empty(&srv.conns) || srv.kc);
 	blksrv_free_pages();
 	pr_info("stopped: %llu queues served, %llu refused\n", srv.connects,
 		srv.refused);

@@ -351,7 +351,7 @@ def t_blk(datadir, kernel=None):
             cells.append("—" if p50 is None else f"{p50:.0f} / {p99:.0f}")
         x, h = v("iops_vs_nvme_rdma", "mrrc_blk"), v("reg_hit_ratio", "mrrc_blk")
         cells.append("—" if x is None else f"{x:.2f}")
-        cells.append("—" if h is None else f"{100 * h:.1f} %")
+        cells.append("—" if h is None else f"{100 * h:.2f} %")
         body.append(cells)
     if not body:
         raise DataError("blk: no lines")

@@ -98,15 +98,17 @@ client() {
 	host=nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)
 	nvme connect -t rdma -a "$peer" -s 4420 -n "$nqn" --hostnqn="$host" \
 		--nr-io-queues="$queues" > /dev/null || fail "nvme connect"
+	# The namespace's disk: nvmeXnY (nvmeXcYnZ are the hidden per-path
+	# disks of native multipath); VM b has no other NVMe device.
 	ndev=
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		for d in /sys/class/nvme/nvme*; do
-			[ "$(cat "$d/subsysnqn" 2> /dev/null)" = "$nqn" ] || continue
-			for n in "$d"/nvme*n*; do
-				[ -e "$n" ] && ndev=/dev/${n##*/}
-			done
+		for b in /sys/block/nvme*n*; do
+			case ${b##*/} in
+			*c*|'nvme*n*') continue ;;
+			esac
+			[ -b "/dev/${b##*/}" ] && ndev=/dev/${b##*/}
 		done
-		[ -n "$ndev" ] && [ -b "$ndev" ] && break
+		[ -n "$ndev" ] && break
 		sleep 1
 	done
 	[ -n "$ndev" ] || fail "no namespace block device for $nqn"
@@ -126,7 +128,9 @@ client() {
 				[ $dev = mrrc_blk ] || f=$ndev
 				tag=$work/$dev.$1.$2.$3.$r
 				[ $dev = nvme_rdma ] || blkstats > "$tag.before"
+				[ -b "$f" ] || fail "$f: not a block device"
 				fio --name=b --filename="$f" --rw="$1" --bs="$2" \
+					--allow_file_create=0 \
 					--iodepth="$3" --ioengine=libaio --direct=1 \
 					--size=$((mb - 16))M --time_based \
 					--runtime="$secs" --ramp_time=1 \

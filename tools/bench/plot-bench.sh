@@ -11,6 +11,8 @@
 #   frrwp-<kernel>.png  FRRWP against the traditional transaction
 #   kv-get.png          GET throughput of memcached and mrrcd's paths
 #                       against value size, 1 and 8 clients, 90 % GETs
+#   blk.png             mrrc_blk against nvme-rdma: IOPS and p50 latency
+#                       per fio job
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -82,6 +84,21 @@ for nc in (1, 8):
              and r["metadata"] == meta])
 with open(os.path.join(tmp, "kv"), "w") as f:
     f.write("1" if kv else "")
+
+blk = load("blk")
+def bv(metric, dev, rw, bs, qd):
+    v = [r["value"] for r in blk if r["metric"] == metric and r["device"] == dev
+         and r["rw"] == rw and r["bs_bytes"] == bs and r["iodepth"] == qd]
+    return v[0] if v else "NaN"
+with open(os.path.join(tmp, "blk"), "w") as f:
+    for rw, bs, qd in (("randread", 4096, 1), ("randread", 4096, 32),
+                       ("randwrite", 4096, 1), ("randwrite", 4096, 32),
+                       ("read", 131072, 16), ("write", 131072, 16)):
+        if not blk:
+            break
+        f.write(f'"{rw} {bs // 1024}K QD{qd}" ' + " ".join(
+            str(bv(m, d, rw, bs, qd)) for m in ("iops", "lat_p50_us")
+            for d in ("mrrc_blk", "nvme_rdma")) + "\n")
 PY
 
 style='set terminal pngcairo size 800,480 noenhanced font ",10"
@@ -157,6 +174,27 @@ do for [nc in "1 8"] {
 	     d."-mrrcd-one_sided-faa" title "one-sided + FAA" dt 2, \
 	     d."-mrrcd-one_sided-sample" title "one-sided + FAA 1 in 8" dt 3
 }
+unset multiplot
+GP
+fi
+if [ -s "$tmp/blk" ]; then
+	gnuplot <<GP
+$style
+set output "$out/blk.png"
+set terminal pngcairo size 1000,480 noenhanced font ",10"
+set multiplot layout 1,2 title "mrrc_blk against nvme-rdma, fio, two VMs on rxe (BENCH=blk)"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -30
+set key top right
+set yrange [0:*]
+set title "IOPS (higher is better)"
+plot "$tmp/blk" using 2:xtic(1) title "mrrc_blk", "" using 3 title "nvme-rdma"
+set title "p50 latency, ms (lower is better)"
+set logscale y
+set yrange [*:*]
+plot "$tmp/blk" using (\$4/1000):xtic(1) title "mrrc_blk", "" using (\$5/1000) title "nvme-rdma"
 unset multiplot
 GP
 fi

@@ -10,12 +10,14 @@
 #
 # Both sides need mrrc.ko loaded (the test VM does that).  BLK_CYCLES
 # attach/detach cycles (default 5); with kmemleak (the debug kernel) the
-# VM's own end-of-run scan reports any leak.
+# VM's own end-of-run scan reports any leak.  BLK_QUICK=1 (for the slow
+# debug kernel) writes a smaller tree and runs three of the fio checks.
 set -u
 mode=${1:?usage: blk.sh local OUT | serve | client OUT}
 kdir=$(dirname "$MRRC_KO")
 ctl_port=7727
 cycles=${BLK_CYCLES:-5}
+quick=${BLK_QUICK:-0}
 size_mb=64
 export PATH="$PATH:/usr/sbin:/sbin"
 
@@ -44,6 +46,8 @@ ok() {	# ok STATUS DESCRIPTION
 	fi
 }
 note() { echo "# $*" >> "$tap"; }
+t_start=$(date +%s)
+elapsed() { note "$1: $(($(date +%s) - t_start)) s"; t_start=$(date +%s); }
 log=$out/blk.log
 : > "$log"
 run() { "$@" >> "$log" 2>&1; }
@@ -115,7 +119,10 @@ ok $? "mrrc -j blk list: valid JSON, the device live"
 fs_test() {
 	run mkfs.ext4 -q -F "$dev" || return 1
 	mkdir -p /mnt/blk && run mount "$dev" /mnt/blk || return 1
-	cp -r "$MRRC_REPO/kmod" "$MRRC_REPO/Documentation" /mnt/blk/ &&
+	tree="$MRRC_REPO/kmod $MRRC_REPO/Documentation"
+	[ "$quick" = 0 ] || tree=$MRRC_REPO/kmod/blk
+	# shellcheck disable=SC2086
+	cp -r $tree /mnt/blk/ &&
 		dd if=/dev/urandom of=/mnt/blk/random bs=1M count=4 2> /dev/null &&
 		(cd /mnt/blk && find . -type f ! -name sums -exec sha256sum {} + > sums) ||
 		{ umount /mnt/blk; return 1; }
@@ -127,8 +134,10 @@ fs_test() {
 	run umount /mnt/blk || st=1
 	return $st
 }
+elapsed "set-up and bad requests"
 fs_test
 ok $? "ext4: mkfs, a tree of files, umount, fsck clean, remount, checksums match"
+elapsed "file system"
 
 # ---- fio with crc32c verification ----------------------------------------
 fio_verify() {	# fio_verify BS IODEPTH [more fio options]
@@ -139,7 +148,12 @@ fio_verify() {	# fio_verify BS IODEPTH [more fio options]
 		--size=2M --offset=8M --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 --verify_state_save=0 "$@"
 }
-for cfg in "4k 1" "4k 32" "128k 32" "512 4"; do
+cfgs="4k 1|4k 32|128k 32|512 4"
+[ "$quick" = 0 ] || cfgs="4k 32"
+IFS='|'
+set -- $cfgs
+unset IFS
+for cfg in "$@"; do
 	# shellcheck disable=SC2086
 	fio_verify $cfg
 	ok $? "fio verify=crc32c bs=${cfg% *} iodepth=${cfg#* }, direct"
@@ -157,6 +171,7 @@ note "registration cache: $hits hits in $req requests, $(blkstat miss) misses, $
 [ "$hits" -gt 0 ] && [ "$(blkstat errors)" = 0 ] && [ "$(blkstat flushes)" -gt 0 ] &&
 	[ "$(blkstat fua)" -gt 0 ]
 ok $? "stats: cache hits, flushes and FUA writes seen, no error"
+elapsed "fio"
 
 # ---- detach, unload with a device attached, cycles ----------------------
 mrrc blk detach "$name" 2>> "$log" && [ ! -e "$dev" ]
@@ -174,6 +189,7 @@ while [ $i -lt "$cycles" ]; do
 done
 [ $good -eq "$cycles" ] && [ -z "$(ls /sys/block | grep mrrcb)" ]
 ok $? "$cycles attach/read/detach cycles"
+elapsed "detach, unload, cycles"
 
 # ---- the server goes away mid-I/O ----------------------------------------
 attach -q 2
@@ -211,6 +227,24 @@ timeout 60 mrrc blk detach "$name" 2>> "$log" && [ ! -e "$dev" ]
 ok $? "the failed device detaches"
 rmmod mrrc_blk
 ok $? "mrrc_blk unloads"
+elapsed "server gone"
+
+# ---- the RDMA device goes away (one VM: the server's and the client's) --
+if [ "$mode" = local ]; then
+	netdev=$(rdma link show rxe0/1 2> /dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	insmod "$kdir/mrrc_blksrv.ko" size_mb=$size_mb &&
+		insmod "$kdir/mrrc_blk.ko" && attach -q 2
+	ok $? "attach before the RDMA device is removed"
+	timeout 60 rdma link delete rxe0
+	ok $? "rdma link delete rxe0 with a device attached returns"
+	[ ! -e /sys/block/$name ]
+	ok $? "the device was detached with the RDMA device"
+	rmmod mrrc_blk && rmmod mrrc_blksrv
+	ok $? "both modules unload after the device removal"
+	[ -z "$netdev" ] || rdma link add rxe0 type rxe netdev "$netdev"
+	ok $? "rxe0 back on $netdev"
+	elapsed "device removal"
+fi
 
 echo "1..$n" >> "$tap"
 cd / && rm -rf "$work"
