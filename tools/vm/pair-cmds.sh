@@ -18,9 +18,9 @@ PAIR_CMD_A="tools/blk/tests/blk.sh serve; st=\$?;
 	build/selftests/mrrc_remote serve || st=1; $RXE_COUNTERS;
 	rmmod mrrc || st=1; exit \$st"
 
-# pair_cmd_b OUT
+# pair_cmd_b OUT [BLK_QUICK]
 pair_cmd_b() {
-	echo "tools/blk/tests/blk.sh client $1 > $1/blk.out 2>&1; st=\$?;
+	echo "BLK_QUICK=${2:-0} tools/blk/tests/blk.sh client $1 > $1/blk.out 2>&1; st=\$?;
 	build/selftests/mrrc_hostile > $1/hostile.tap 2>&1 || st=1;
 	build/selftests/mrrc_remote > $1/remote.tap 2>&1 || st=1;
 	cat $1/blk.tap $1/hostile.tap $1/remote.tap; $RXE_COUNTERS;

@@ -11,13 +11,16 @@
 # Both sides need mrrc.ko loaded (the test VM does that).  BLK_CYCLES
 # attach/detach cycles (default 5); with kmemleak (the debug kernel) the
 # VM's own end-of-run scan reports any leak.  BLK_QUICK=1 (for the slow
-# debug kernel) writes a smaller tree and runs three of the fio checks.
+# debug kernel, the second pairing of make check) writes a smaller tree
+# and runs three of the fio checks on 1 MiB instead of seven on 2 MiB.
 set -u
 mode=${1:?usage: blk.sh local OUT | serve | client OUT}
 kdir=$(dirname "$MRRC_KO")
 ctl_port=7727
 cycles=${BLK_CYCLES:-5}
 quick=${BLK_QUICK:-0}
+fio_size=2M
+[ "$quick" = 0 ] || fio_size=1M
 size_mb=64
 export PATH="$PATH:/usr/sbin:/sbin"
 
@@ -145,7 +148,7 @@ fio_verify() {	# fio_verify BS IODEPTH [more fio options]
 	shift 2
 	run timeout 300 fio --name=verify --filename="$dev" --rw=randwrite \
 		--bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 \
-		--size=2M --offset=8M --verify=crc32c --do_verify=1 \
+		--size=$fio_size --offset=8M --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 --verify_state_save=0 "$@"
 }
 cfgs="4k 1|4k 32|128k 32|512 4"
