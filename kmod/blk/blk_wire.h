@@ -19,6 +19,9 @@
 #define MRRC_BLK_WIRE_VERSION	1
 #define MRRC_BLK_DEFAULT_PORT	7726
 
+/* Chunks are at least this big: a client's request crosses one boundary. */
+#define MRRC_BLK_MIN_CHUNK_BYTES	(128 * 1024)
+
 /* Most chunks a server offers: the table fits one page. */
 #define MRRC_BLK_MAX_CHUNKS	1024
 

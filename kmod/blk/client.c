@@ -39,7 +39,7 @@
 #define MRRC_BLK_MAX_DEPTH	256
 #define MRRC_BLK_MINORS		16
 /* A request: at most 128 KiB in at most 32 physical segments. */
-#define MRRC_BLK_MAX_SECTORS	256
+#define MRRC_BLK_MAX_SECTORS	(MRRC_BLK_MIN_CHUNK_BYTES >> SECTOR_SHIFT)
 #define MRRC_BLK_MAX_SEGS	32
 /* Cached pieces per request (a range may span several regions). */
 #define MRRC_BLK_MAX_PIECES	64
@@ -84,6 +84,7 @@ struct mrrc_blk_cmd {
 	struct ib_cqe cqe;
 	atomic_t pending;		/* work requests not yet completed */
 	blk_status_t status;
+	bool faked;			/* completion dropped: fake timeout */
 	u32 nh;
 	u32 handles[MRRC_BLK_MAX_SEGS];
 	struct mrrc_seg segs[MRRC_BLK_MAX_PIECES];
@@ -157,7 +158,7 @@ static void mrrc_blk_err_work(struct work_struct *w)
 {
 	struct mrrc_blk_dev *dev = container_of(w, struct mrrc_blk_dev,
 						err_work);
-	unsigned int i;
+	unsigned int i, noio = memalloc_noio_save();
 
 	/*
 	 * Every QP to the error state, which flushes what is in flight (the
@@ -166,6 +167,7 @@ static void mrrc_blk_err_work(struct work_struct *w)
 	 */
 	for (i = 0; i < dev->nr_queues; i++)
 		mrrc_blk_qp_error(&dev->queues[i]);
+	memalloc_noio_restore(noio);
 }
 
 /* The peer or the link failed: fail all I/O from now on, once. */
@@ -197,8 +199,12 @@ static void mrrc_blk_finish(struct mrrc_blk_dev *dev, struct mrrc_blk_cmd *cmd)
 	mrrc_blk_release_handles(dev, cmd);
 	if (cmd->status)
 		atomic64_inc(&dev->st.errors);
-	if (likely(!blk_should_fake_timeout(rq->q)))
-		blk_mq_complete_request(rq);
+	if (unlikely(blk_should_fake_timeout(rq->q))) {
+		/* Fault injection: the timeout handler completes it. */
+		WRITE_ONCE(cmd->faked, true);
+		return;
+	}
+	blk_mq_complete_request(rq);
 }
 
 /* A work request completed (CQ polled in a workqueue: may sleep). */
@@ -384,6 +390,7 @@ static blk_status_t mrrc_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (test_bit(MRRC_BLK_DEAD, &dev->flags))
 		return BLK_STS_IOERR;
 	cmd->status = BLK_STS_OK;
+	cmd->faked = false;
 	cmd->nh = 0;
 	cmd->cqe.done = mrrc_blk_done;
 
@@ -460,12 +467,14 @@ static enum blk_eh_timer_return mrrc_blk_timeout(struct request *rq)
 	struct mrrc_blk_dev *dev = rq->q->queuedata;
 	struct mrrc_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	/* Every work request is done (a timeout injected at completion). */
-	if (!atomic_read(&cmd->pending)) {
-		if (!blk_mq_request_completed(rq))
-			blk_mq_complete_request(rq);
+	/* Every work request is done and the completion was dropped. */
+	if (READ_ONCE(cmd->faked)) {
+		blk_mq_complete_request(rq);
 		return BLK_EH_DONE;
 	}
+	/* Done, and mrrc_blk_finish() is completing it. */
+	if (!atomic_read(&cmd->pending))
+		return BLK_EH_RESET_TIMER;
 	atomic64_inc(&dev->st.timeouts);
 	/* The QPs go to error; the flush completes this request with EIO. */
 	mrrc_blk_fail(dev, "I/O timeout");
@@ -644,7 +653,7 @@ static int mrrc_blk_check_welcome(struct mrrc_blk_dev *dev,
 	    !nchunks || nchunks > MRRC_BLK_MAX_CHUNKS ||
 	    nchunks != DIV_ROUND_UP_ULL(size, chunk) ||
 	    /* A request crosses at most one chunk boundary. */
-	    chunk < MRRC_BLK_MAX_SECTORS << SECTOR_SHIFT ||
+	    chunk < MRRC_BLK_MIN_CHUNK_BYTES ||
 	    be32_to_cpu(w->table_len) != nchunks * sizeof(__be32))
 		return -EPROTO;
 	return 0;
@@ -713,16 +722,16 @@ static int mrrc_blk_connect(struct mrrc_blk_dev *dev, struct mrrc_blk_queue *q)
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
+	struct rdma_cm_id *id;
 	int ret;
 
 	init_completion(&q->cm_done);
-	q->id = rdma_create_id(&init_net, mrrc_blk_cm_handler, q,
-			       RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(q->id)) {
-		ret = PTR_ERR(q->id);
-		q->id = NULL;
-		return ret;
-	}
+	/* err_work may look at q->id meanwhile: never an ERR_PTR there. */
+	id = rdma_create_id(&init_net, mrrc_blk_cm_handler, q, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	q->id = id;
 	ret = rdma_set_ack_timeout(q->id, MRRC_BLK_ACK_TIMEOUT);
 	if (ret)
 		return ret;

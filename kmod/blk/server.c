@@ -97,7 +97,8 @@ static int blksrv_register(struct ib_device *dev)
 	int ret;
 
 	if (!(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
-	    dev->attrs.max_fast_reg_page_list_len < 4)
+	    dev->attrs.max_fast_reg_page_list_len <
+	    MRRC_BLK_MIN_CHUNK_BYTES / PAGE_SIZE)
 		return -EOPNOTSUPP;
 	srv.pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(srv.pd)) {
