@@ -12,7 +12,7 @@
 #   kv-get.png          GET throughput of memcached and mrrcd's paths
 #                       against value size, 1 and 8 clients, 90 % GETs
 #   blk.png             mrrc_blk against nvme-rdma: IOPS and p50 latency
-#                       per fio job
+#                       per fio job, on the newest kernel measured
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -86,6 +86,10 @@ with open(os.path.join(tmp, "kv"), "w") as f:
     f.write("1" if kv else "")
 
 blk = load("blk")
+# One kernel: the newest measured (both VMs run it).
+bk = max((short(r["kernel"]) for r in blk),
+         key=lambda k: [int(x) for x in k.split(".")], default=None)
+blk = [r for r in blk if short(r["kernel"]) == bk]
 def bv(metric, dev, rw, bs, qd):
     v = [r["value"] for r in blk if r["metric"] == metric and r["device"] == dev
          and r["rw"] == rw and r["bs_bytes"] == bs and r["iodepth"] == qd]
