@@ -330,7 +330,7 @@ static int mrrc_blk_build(struct mrrc_blk_dev *dev, struct mrrc_blk_cmd *cmd,
 
 			if (!wr || !coff || wr->wr.num_sge == dev->max_sge) {
 				wr = mrrc_blk_new_wr(dev, cmd, nwr, op, off);
-				if (!wr || *nsge == MRRC_BLK_MAX_SGES)
+				if (!wr)
 					return -E2BIG;
 				wr->wr.sg_list = &cmd->sge[*nsge];
 			}
@@ -640,8 +640,7 @@ static int mrrc_blk_create_qp(struct mrrc_blk_dev *dev,
 	return rdma_create_qp(q->id, dev->pd, &init);
 }
 
-static int mrrc_blk_check_welcome(struct mrrc_blk_dev *dev,
-				  const struct mrrc_blk_welcome *w)
+static int mrrc_blk_check_welcome(const struct mrrc_blk_welcome *w)
 {
 	u64 size = be64_to_cpu(w->size);
 	u32 chunk = be32_to_cpu(w->chunk_bytes);
@@ -649,7 +648,7 @@ static int mrrc_blk_check_welcome(struct mrrc_blk_dev *dev,
 
 	if (be32_to_cpu(w->magic) != MRRC_BLK_MAGIC ||
 	    be16_to_cpu(w->version) != MRRC_BLK_WIRE_VERSION ||
-	    !size || size & 4095 || chunk < 4096 || !is_power_of_2(chunk) ||
+	    !size || size & 4095 || !is_power_of_2(chunk) ||
 	    !nchunks || nchunks > MRRC_BLK_MAX_CHUNKS ||
 	    nchunks != DIV_ROUND_UP_ULL(size, chunk) ||
 	    /* A request crosses at most one chunk boundary. */
@@ -759,7 +758,7 @@ static int mrrc_blk_connect(struct mrrc_blk_dev *dev, struct mrrc_blk_queue *q)
 	if (!ret)
 		ret = mrrc_blk_cm_wait(q);
 	if (!ret)
-		ret = mrrc_blk_check_welcome(dev, &q->welcome);
+		ret = mrrc_blk_check_welcome(&q->welcome);
 	if (ret)
 		return ret;
 	/* Every queue must reach the same memory. */
@@ -1100,17 +1099,17 @@ static ssize_t detach_store(struct kobject *kobj, struct kobj_attribute *attr,
 			    const char *buf, size_t count)
 {
 	struct mrrc_blk_dev *dev;
-	char name[DISK_NAME_LEN];
+	char name[DISK_NAME_LEN], *want;
 	int ret = -ENOENT;
 
 	if (count >= sizeof(name))
 		return -EINVAL;
 	memcpy(name, buf, count);
 	name[count] = '\0';
-	strim(name);
+	want = strim(name);
 	mutex_lock(&mrrc_blk_lock);
 	list_for_each_entry(dev, &mrrc_blk_devs, node) {
-		if (!strcmp(dev->disk->disk_name, strim(name))) {
+		if (!strcmp(dev->disk->disk_name, want)) {
 			mrrc_blk_detach(dev);
 			ret = 0;
 			break;

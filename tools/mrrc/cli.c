@@ -298,8 +298,8 @@ static int cmd_ctx(const struct cmd *cmd, struct ctx *c, int argc,
 	return 0;
 }
 
-/* A context id: decimal, 1 to UINT32_MAX. */
-static int parse_ctx_id(const char *s, uint32_t *id)
+/* Decimal digits only, 1 to @max: a context id, a queue count. */
+static int parse_positive(const char *s, uint32_t max, uint32_t *v)
 {
 	unsigned long long x;
 	char *end;
@@ -308,9 +308,9 @@ static int parse_ctx_id(const char *s, uint32_t *id)
 		return -1;
 	errno = 0;
 	x = strtoull(s, &end, 10);
-	if (errno || *end || !x || x > UINT32_MAX)
+	if (errno || *end || !x || x > max)
 		return -1;
-	*id = x;
+	*v = x;
 	return 0;
 }
 
@@ -329,7 +329,7 @@ static int cmd_conn(const struct cmd *cmd, struct ctx *c, int argc,
 	while ((ch = next_option(argc, argv, "+:c:h", opts, &arg)) != -1) {
 		switch (ch) {
 		case 'c':
-			if (parse_ctx_id(optarg, &id))
+			if (parse_positive(optarg, UINT32_MAX, &id))
 				return bad_value(c, cmd, "context id", optarg);
 			break;
 		case 'h':
@@ -356,22 +356,6 @@ static int cmd_conn(const struct cmd *cmd, struct ctx *c, int argc,
 	return ret ? 1 : 0;
 }
 
-/* A count for blk attach: decimal, 1 to 65535. */
-static int parse_count(const char *s, unsigned int *v)
-{
-	unsigned long x;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno || *end || !x || x > 65535)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 static int cmd_blk(const struct cmd *cmd, struct ctx *c, int argc,
 		   char **argv)
 {
@@ -381,7 +365,7 @@ static int cmd_blk(const struct cmd *cmd, struct ctx *c, int argc,
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	unsigned int queues = 0, depth = 0;
+	uint32_t queues = 0, depth = 0;
 	const char *arg, *sub = "list";
 	int ch;
 
@@ -393,11 +377,11 @@ static int cmd_blk(const struct cmd *cmd, struct ctx *c, int argc,
 	while ((ch = next_option(argc, argv, ":q:d:h", opts, &arg)) != -1) {
 		switch (ch) {
 		case 'q':
-			if (parse_count(optarg, &queues))
+			if (parse_positive(optarg, 65535, &queues))
 				return bad_value(c, cmd, "queue count", optarg);
 			break;
 		case 'd':
-			if (parse_count(optarg, &depth))
+			if (parse_positive(optarg, 65535, &depth))
 				return bad_value(c, cmd, "queue depth", optarg);
 			break;
 		case 'h':
