@@ -6,7 +6,7 @@
 # mrrcd's checks: the debug kernel's lane of make check sets all three.
 # Each program's TAP output goes to DIR/<program>.tap and to stdout; the
 # tool checks against the live module go to DIR/tools.tap, mrrcd's over
-# RDMA to DIR/mrrcd.tap.  Exits non-zero
+# RDMA to DIR/mrrcd.tap, Redy's to DIR/redy.tap.  Exits non-zero
 # if anything failed.
 set -u
 out=${1:-build/selftests/results}
@@ -89,11 +89,14 @@ else
 	echo "1..0 # SKIP the tools' checks: MRRC_NO_TOOLS" | tee "$out/tools.tap"
 fi
 
-# mrrcd over RDMA: the daemon and its client on the rxe device (not on
-# the debug kernel, where it would take most of the lane's time:
-# MRRC_NO_MRRCD=1).
+# mrrcd over RDMA: the daemon and its client on the rxe device, then
+# Redy's memory server and client (not on the debug kernel, where they
+# would take most of the lane's time: MRRC_NO_MRRCD=1).
 if [ -z "${MRRC_NO_MRRCD:-}" ]; then
 	"$MRRC_REPO/tools/mrrcd/tests/kv_rdma.sh" "$out" > "$out/mrrcd.tap" 2>&1 || rc=1
 	cat "$out/mrrcd.tap"
+	# Redy's memory server and client (tools/redy/tests/redy.sh).
+	"$MRRC_REPO/tools/redy/tests/redy.sh" "$out" > "$out/redy.tap" 2>&1 || rc=1
+	cat "$out/redy.tap"
 fi
 exit $rc

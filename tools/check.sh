@@ -187,10 +187,11 @@ section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
 cmocka mrrc-replay "$B/tests/test_replay"
+cmocka redy-slo "$B/tests/test_redy_slo"
 cmocka libmrrc-abi-compat "$B/tests/test_abi_compat"
 check "unit tests build with ASan+UBSan" make -s $J unit-tests TESTS_DIR="$B/tests-asan" \
 	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat; do
+for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat test_redy_slo; do
 	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
 	check "$t clean under valgrind" valgrind -q --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=all "$B/tests/$t"
@@ -239,7 +240,7 @@ wait
 for k in $vms; do
 	out=$B/check/vm-$k
 	tap "[$k]" "$out"/*.tap
-	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools mrrcd; do
+	for p in mrrc_abi mrrc_devices mrrc_cache mrrc_data mrrc_lifecycle tools mrrcd redy; do
 		reported "[$k] $p" "$out/$p.tap" "$L/vm-$k.log"
 	done
 	vm_status "[$k]" "$(cat "$L/vm-$k.status" 2>/dev/null || echo 124)" \

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * redy - Redy's client-side tool (redy(1)): run a configuration against
+ * a memory server (redyd), check its data paths, model the configuration
+ * space offline, search the model for an SLO, and measure how often the
+ * configurations it picks meet random SLOs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchjson.h"
+#include "client.h"
+#include "slo.h"
+
+#define PROG "redy"
+
+struct opts {
+	const char *addr, *dev, *model, *out;
+	unsigned int port;
+	struct redy_cfg cfg;
+	struct redy_space sp;
+	uint32_t record;
+	unsigned int read_pct;
+	double seconds, gain_pct, lat_ns, tput;
+	unsigned int nslo, seed;
+	uint64_t span;
+	int json;
+	int algo;	/* 0 bounded, 1 fig10, 2 exhaustive */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- running one configuration ----------------------------------------- */
+
+struct worker {
+	const struct opts *o;
+	const struct redy_cfg *cfg;
+	unsigned int idx;
+	pthread_barrier_t *bar;
+	struct redy_result res;
+	int err;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	const struct redy_cfg *cfg = w->cfg;
+	struct redy_client c;
+	struct redy_load l = {
+		.batch = cfg->b, .depth = cfg->q, .record = w->o->record,
+		.read_pct = w->o->read_pct, .span = w->o->span,
+		.seconds = w->o->seconds, .seed = w->idx + 1 + w->o->seed,
+	};
+	int thread = cfg->s ? (int)(w->idx % cfg->s) : -1;
+
+	w->err = redy_client_open(&c, w->o->addr, w->o->port, thread, cfg->q,
+				  w->o->dev);
+	pthread_barrier_wait(w->bar);
+	if (w->err)
+		return NULL;
+	w->err = redy_client_run(&c, &l, &w->res);
+	redy_client_close(&c);
+	return NULL;
+}
+
+/* Runs @cfg: the mean latency and the throughput of all client threads. */
+static int run_cfg(const struct opts *o, const struct redy_cfg *cfg,
+		   struct redy_perf *p, double *p99)
+{
+	struct worker *w = calloc(cfg->c, sizeof(*w));
+	pthread_t *tid = calloc(cfg->c, sizeof(*tid));
+	struct redy_result all = { 0 };
+	pthread_barrier_t bar;
+	unsigned int i, k, started;
+	double secs = 0;
+	int err = 0;
+
+	if (!w || !tid) {
+		free(w);
+		free(tid);
+		return -ENOMEM;
+	}
+	pthread_barrier_init(&bar, NULL, cfg->c);
+	for (started = 0; started < cfg->c; started++) {
+		w[started] = (struct worker){ .o = o, .cfg = cfg, .idx = started,
+					      .bar = &bar };
+		if (pthread_create(&tid[started], NULL, work, &w[started]))
+			break;
+	}
+	if (started < cfg->c) {
+		/* those started wait at the barrier for ever */
+		fprintf(stderr, PROG ": cannot start %u client threads\n", cfg->c);
+		exit(1);
+	}
+	for (i = 0; i < cfg->c; i++) {
+		pthread_join(tid[i], NULL);
+		if (w[i].err && !err)
+			err = w[i].err;
+		all.ops += w[i].res.ops;
+		all.lat_sum_ns += w[i].res.lat_sum_ns;
+		if (w[i].res.seconds > secs)
+			secs = w[i].res.seconds;
+		for (k = 0; k < REDY_LAT_BUCKETS; k++)
+			all.hist[k] += w[i].res.hist[k];
+	}
+	pthread_barrier_destroy(&bar);
+	free(w);
+	free(tid);
+	if (err)
+		return err;
+	if (!all.ops || secs <= 0)
+		return -EIO;
+	p->lat_ns = all.lat_sum_ns / all.ops;
+	p->tput_ops = all.ops / secs;
+	if (p99)
+		*p99 = redy_result_pct(&all, 99);
+	return 0;
+}
+
+static void cfg_json(FILE *f, const struct redy_cfg *x)
+{
+	fprintf(f, "\"server_threads\":%u,\"client_threads\":%u,\"batch\":%u,\"queue_depth\":%u",
+		x->s, x->c, x->b, x->q);
+}
+
+static int cmd_run(const struct opts *o)
+{
+	struct redy_perf p;
+	double p99;
+	int r;
+
+	r = run_cfg(o, &o->cfg, &p, &p99);
+	if (r) {
+		fprintf(stderr, PROG ": run: %s\n", strerror(-r));
+		return 1;
+	}
+	if (o->json) {
+		printf("{\"bench\":\"redy\",\"metric\":\"run\",");
+		cfg_json(stdout, &o->cfg);
+		printf(",\"record_bytes\":%u,\"read_pct\":%u,\"latency_mean_ns\":%.0f,"
+		       "\"latency_p99_ns\":%.0f,\"throughput_ops\":%.0f",
+		       o->record, o->read_pct, p.lat_ns, p99, p.tput_ops);
+		bench_json_end(stdout);
+	} else {
+		printf("s=%u c=%u b=%u q=%u: %.0f ops/s, mean %.1f us, p99 < %.0f us\n",
+		       o->cfg.s, o->cfg.c, o->cfg.b, o->cfg.q, p.tput_ops,
+		       p.lat_ns / 1e3, p99 / 1e3);
+	}
+	return 0;
+}
+
+/* ---- checking the data paths -------------------------------------------- */
+
+static unsigned int checks, failed;
+
+static void check(bool ok, const char *what, int err)
+{
+	checks++;
+	if (ok) {
+		printf("ok %u - %s\n", checks, what);
+		return;
+	}
+	failed++;
+	printf("not ok %u - %s%s%s\n", checks, what, err ? ": " : "",
+	       err ? strerror(err < 0 ? -err : err) : "");
+}
+
+static void pattern(uint8_t *b, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static int cmd_verify(const struct opts *o)
+{
+	static uint8_t a[4096], b[4096], tail[64], after[64];
+	struct redy_client one, two, two2, bad;
+	struct redy_req_hdr junk = { .magic = 0xdeadbeef, .count = 1 };
+	struct redy_load l = { .batch = 8, .depth = 4, .record = 128,
+			       .read_pct = 50, .span = 1 << 20, .seconds = 0.3 };
+	struct redy_result res = { 0 };
+	uint64_t end;
+	int r, r2;
+
+	r = redy_client_open(&one, o->addr, o->port, -1, 4, o->dev);
+	check(!r, "one-sided connection: hello with the exported segments", r);
+	r2 = redy_client_open(&two, o->addr, o->port, 0, 4, o->dev);
+	check(!r2, "two-sided connection to server thread 0", r2);
+	if (r || r2)
+		return 1;
+	end = one.bytes;
+	check(one.bytes == two.bytes && one.bytes >= (1 << 20),
+	      "both paths see the same memory", 0);
+
+	pattern(a, sizeof(a), 1);
+	r = redy_client_rw(&two, REDY_OP_WRITE, 8192, a, sizeof(a));
+	memset(b, 0, sizeof(b));
+	r = r ?: redy_client_rw(&one, REDY_OP_READ, 8192, b, sizeof(b));
+	check(!r && !memcmp(a, b, sizeof(a)),
+	      "two-sided WRITE, one-sided READ: same bytes", r);
+
+	pattern(a, sizeof(a), 2);
+	r = redy_client_rw(&one, REDY_OP_WRITE, 12288 + 100, a, 1000);
+	memset(b, 0, sizeof(b));
+	r = r ?: redy_client_rw(&two, REDY_OP_READ, 12288 + 100, b, 1000);
+	check(!r && !memcmp(a, b, 1000),
+	      "one-sided WRITE (unaligned), two-sided READ: same bytes", r);
+
+	/* the edges of the memory */
+	pattern(tail, sizeof(tail), 3);
+	r = redy_client_rw(&two, REDY_OP_WRITE, end - sizeof(tail), tail,
+			   sizeof(tail));
+	check(!r, "two-sided WRITE of the memory's last bytes", r);
+	r = redy_client_rw(&two, REDY_OP_WRITE, end - 8, a, 16);
+	check(r == -EINVAL, "two-sided WRITE across the end: EINVAL", r == -EINVAL ? 0 : r);
+	r = redy_client_rw(&two, REDY_OP_READ, UINT64_MAX - 4, b, 16);
+	check(r == -EINVAL, "two-sided READ at a wrapping offset: EINVAL",
+	      r == -EINVAL ? 0 : r);
+	r = redy_client_rw(&one, REDY_OP_WRITE, end - 8, a, 16);
+	check(r == -EINVAL, "one-sided WRITE across the end: refused locally",
+	      r == -EINVAL ? 0 : r);
+	r = redy_client_rw(&one, REDY_OP_READ, end - sizeof(after), after,
+			   sizeof(after));
+	check(!r && !memcmp(tail, after, sizeof(tail)),
+	      "refused writes changed nothing (one-sided READ of the end)", r);
+	r = redy_client_rw(&two, 7, 0, b, 8);
+	check(r == -EINVAL, "unknown operation: EINVAL", r == -EINVAL ? 0 : r);
+
+	/* both paths under load, batches of 8 */
+	r = redy_client_run(&two, &l, &res);
+	check(!r && res.ops > 0, "two-sided batches under load", r);
+	l.batch = 1;
+	r = redy_client_run(&one, &l, &res);
+	check(!r, "one-sided operations under load", r);
+
+	/* a malformed batch ends that connection, not the server (the load
+	 * above wrote over the patterns: write one again first)
+	 */
+	pattern(a, sizeof(a), 4);
+	r = redy_client_rw(&one, REDY_OP_WRITE, 8192, a, sizeof(a));
+	check(!r, "one-sided WRITE after the load", r);
+	r = redy_client_open(&bad, o->addr, o->port, 0, 1, o->dev);
+	if (!r) {
+		r = redy_client_send_raw(&bad, &junk, sizeof(junk));
+		if (!r)
+			r = redy_client_rw(&bad, REDY_OP_READ, 0, b, 8);
+		redy_client_close(&bad);
+	}
+	check(r && r != -EINVAL, "a malformed batch ends its connection", 0);
+	r = redy_client_open(&bad, o->addr, o->port, 0, 1, o->dev);
+	if (!r) {
+		r = redy_client_send_raw(&bad, &junk, 3);
+		if (!r)
+			r = redy_client_rw(&bad, REDY_OP_READ, 0, b, 8);
+		redy_client_close(&bad);
+	}
+	check(r && r != -EINVAL, "a truncated batch ends its connection", 0);
+	r = redy_client_rw(&two, REDY_OP_READ, 8192, b, sizeof(b));
+	check(!r && !memcmp(a, b, sizeof(a)),
+	      "the other connections keep being served", r);
+	if (two.threads > 1) {
+		r = redy_client_open(&two2, o->addr, o->port, 1, 1, o->dev);
+		r = r ?: redy_client_rw(&two2, REDY_OP_READ, 8192, b, sizeof(b));
+		check(!r && !memcmp(a, b, sizeof(a)),
+		      "server thread 1 serves the same memory", r);
+		if (two2.fd >= 0)
+			redy_client_close(&two2);
+	}
+	redy_client_close(&one);
+	redy_client_close(&two);
+	printf("1..%u\n", checks);
+	return failed ? 1 : 0;
+}
+
+/* ---- offline modelling and search ------------------------------------------ */
+
+static int measure(void *arg, const struct redy_cfg *cfg, struct redy_perf *p)
+{
+	const struct opts *o = arg;
+	int r = run_cfg(o, cfg, p, NULL);
+
+	if (r)
+		fprintf(stderr, PROG ": model: s=%u c=%u b=%u q=%u: %s\n",
+			cfg->s, cfg->c, cfg->b, cfg->q, strerror(-r));
+	else
+		fprintf(stderr, PROG ": model: s=%u c=%u b=%u q=%u: %.0f ops/s, %.1f us\n",
+			cfg->s, cfg->c, cfg->b, cfg->q, p->tput_ops,
+			p->lat_ns / 1e3);
+	return r;
+}
+
+static int cmd_model(const struct opts *o)
+{
+	struct redy_model m;
+	double t0 = now_s();
+	FILE *f;
+	int r;
+
+	r = redy_model_init(&m, &o->sp);
+	if (r) {
+		fprintf(stderr, PROG ": model: bad space\n");
+		return 2;
+	}
+	m.record_bytes = o->record;
+	m.read_pct = o->read_pct;
+	r = redy_model_build(&m, measure, (void *)o, o->gain_pct);
+	if (r) {
+		redy_model_free(&m);
+		return 1;
+	}
+	f = o->out ? fopen(o->out, "w") : stdout;
+	r = f ? redy_model_save(&m, f) : -errno;
+	if (f && f != stdout && fclose(f))
+		r = -EIO;
+	if (r)
+		fprintf(stderr, PROG ": model: %s: %s\n", o->out, strerror(-r));
+	else
+		fprintf(stderr, PROG ": model: %lu configurations measured in %.0f s, %lu in the model\n",
+			m.nmeasured, now_s() - t0, redy_model_leaves(&m));
+	redy_model_free(&m);
+	return r ? 1 : 0;
+}
+
+static int load_model(const char *path, struct redy_model *m)
+{
+	unsigned int line = 0;
+	FILE *f = fopen(path, "r");
+	int r;
+
+	if (!f) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	r = redy_model_load(m, f, &line);
+	fclose(f);
+	if (r)
+		fprintf(stderr, PROG ": %s:%u: not a model (%s)\n", path, line,
+			strerror(-r));
+	return r;
+}
+
+typedef int (*search_fn)(const struct redy_model *, const struct redy_slo *,
+			 struct redy_cfg *, struct redy_search_stats *);
+static const search_fn searches[] = {
+	redy_search, redy_search_fig10, redy_search_exhaustive,
+};
+static const char *const search_names[] = { "bounded", "fig10", "exhaustive" };
+
+/* The search's mean time over enough repetitions to be measurable. */
+static double time_search(search_fn fn, const struct redy_model *m,
+			  const struct redy_slo *slo, struct redy_cfg *x,
+			  struct redy_search_stats *st, int *r)
+{
+	unsigned int n = 0;
+	double t0 = now_s(), t;
+
+	do {
+		*r = fn(m, slo, x, st);
+		n++;
+		t = now_s() - t0;
+	} while (t < 0.01 && n < 100000);
+	return t / n * 1e3;
+}
+
+static int cmd_search(const struct opts *o)
+{
+	const struct redy_slo slo = { o->lat_ns, o->tput };
+	struct redy_search_stats st;
+	struct redy_model m;
+	struct redy_perf p;
+	struct redy_cfg x;
+	double ms;
+	int r;
+
+	if (load_model(o->model, &m))
+		return 1;
+	ms = time_search(searches[o->algo], &m, &slo, &x, &st, &r);
+	if (r) {
+		printf("no configuration meets %.0f ns, %.0f ops/s (%s search, %lu leaves, %.3f ms)\n",
+		       slo.lat_ns, slo.tput_ops, search_names[o->algo], st.leaves, ms);
+		redy_model_free(&m);
+		return 3;
+	}
+	redy_model_get(&m, &x, &p);
+	printf("s=%u c=%u b=%u q=%u: modelled %.0f ops/s, mean %.1f us (%s search, %lu leaves, %lu pruned, %.3f ms)\n",
+	       x.s, x.c, x.b, x.q, p.tput_ops, p.lat_ns / 1e3,
+	       search_names[o->algo], st.leaves, st.pruned, ms);
+	redy_model_free(&m);
+	return 0;
+}
+
+static double uniform(unsigned int *seed, double lo, double hi)
+{
+	return lo + (hi - lo) * (rand_r(seed) / ((double)RAND_MAX + 1));
+}
+
+/* A random leaf of the model (one it has). */
+static void random_leaf(const struct redy_model *m, unsigned int *seed,
+			struct redy_cfg *x, struct redy_perf *p)
+{
+	const struct redy_space *sp = &m->sp;
+
+	do {
+		x->s = rand_r(seed) % (sp->smax + 1);
+		x->c = rand_r(seed) % sp->cmax + 1;
+		x->b = rand_r(seed) % sp->bmax + 1;
+		x->q = rand_r(seed) % sp->qmax + 1;
+	} while (!redy_model_get(m, x, p));
+}
+
+/*
+ * SLO accuracy (the paper's Figs. 13-14): random SLOs each met by some
+ * leaf of the model (a leaf's latency made up to 50 % looser, its
+ * throughput up to 50 % lower), the configuration the search picks for
+ * each, run for -T seconds and compared with the SLO.
+ */
+static int cmd_slo(const struct opts *o)
+{
+	unsigned int seed = o->seed, i, met = 0, met_l = 0, met_t = 0, ran = 0;
+	double ms_sum = 0, ms_max = 0;
+	struct redy_model m;
+	int r;
+
+	if (load_model(o->model, &m))
+		return 1;
+	for (i = 0; i < o->nslo; i++) {
+		struct redy_search_stats st;
+		struct redy_perf leaf, mp, got;
+		struct redy_cfg x;
+		struct redy_slo slo;
+		double ms;
+
+		random_leaf(&m, &seed, &x, &leaf);
+		slo.lat_ns = leaf.lat_ns * uniform(&seed, 1.0, 1.5);
+		slo.tput_ops = leaf.tput_ops * uniform(&seed, 0.5, 1.0);
+		ms = time_search(redy_search, &m, &slo, &x, &st, &r);
+		ms_sum += ms;
+		if (ms > ms_max)
+			ms_max = ms;
+		if (r) {	/* cannot happen: the leaf meets it */
+			fprintf(stderr, PROG ": slo: no configuration for a feasible SLO\n");
+			redy_model_free(&m);
+			return 1;
+		}
+		redy_model_get(&m, &x, &mp);
+		r = run_cfg(o, &x, &got, NULL);
+		if (r) {
+			fprintf(stderr, PROG ": slo: running s=%u c=%u b=%u q=%u: %s\n",
+				x.s, x.c, x.b, x.q, strerror(-r));
+			redy_model_free(&m);
+			return 1;
+		}
+		ran++;
+		met_l += got.lat_ns <= slo.lat_ns;
+		met_t += got.tput_ops >= slo.tput_ops;
+		met += got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops;
+		printf("{\"bench\":\"redy\",\"metric\":\"slo\",\"slo\":%u,", i);
+		cfg_json(stdout, &x);
+		printf(",\"record_bytes\":%u,\"read_pct\":%u,\"slo_latency_ns\":%.0f,"
+		       "\"slo_throughput_ops\":%.0f,\"model_latency_ns\":%.0f,"
+		       "\"model_throughput_ops\":%.0f,\"latency_mean_ns\":%.0f,"
+		       "\"throughput_ops\":%.0f,\"met\":%s,\"search_ms\":%.4f,"
+		       "\"search_leaves\":%lu",
+		       m.record_bytes, m.read_pct, slo.lat_ns, slo.tput_ops,
+		       mp.lat_ns, mp.tput_ops, got.lat_ns, got.tput_ops,
+		       got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops ?
+		       "true" : "false", ms, st.leaves);
+		bench_json_end(stdout);
+	}
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met / ran, ran);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_latency_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met_l / ran, ran);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_throughput_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met_t / ran, ran);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_mean\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u", ms_sum / ran, redy_model_leaves(&m), ran);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_max\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u", ms_max, redy_model_leaves(&m), ran);
+	bench_json_end(stdout);
+	redy_model_free(&m);
+	return 0;
+}
+
+/*
+ * Search time on a model of the paper's size (§5.2: 30 server and client
+ * threads, queue depth 16; batches up to 256 here, 1.9 million leaves),
+ * synthetic, with each algorithm, over -n random SLOs.
+ */
+static int cmd_search_bench(const struct opts *o)
+{
+	const struct redy_space sp = { 30, 30, 256, 16 };
+	unsigned int seed = o->seed, i, a;
+	struct redy_model m;
+	struct redy_cfg x;
+	struct redy_perf p;
+	double ms[3] = { 0 }, leaves[3] = { 0 };
+	unsigned int found = 0, agree = 0;
+
+	if (redy_model_init(&m, &sp))
+		return 1;
+	/* every leaf, from a smooth made-up law: only the size matters */
+	for (x.s = 0; x.s <= sp.smax; x.s++)
+		for (x.c = x.s ? x.s : 1; x.c <= sp.cmax; x.c++)
+			for (x.b = 1; x.b <= (x.s ? sp.bmax : 1); x.b++)
+				for (x.q = 1; x.q <= sp.qmax; x.q++) {
+					double work = (double)x.c * x.b * x.q / (x.s + 1);
+
+					p.lat_ns = (2000 + 150 * work) * uniform(&seed, 0.9, 1.1);
+					p.tput_ops = 1e9 * x.c * x.q * x.b / p.lat_ns /
+						     (1 + x.c * 0.05);
+					redy_model_set(&m, &x, &p);
+				}
+	redy_model_finish(&m);
+	for (i = 0; i < o->nslo; i++) {
+		struct redy_cfg y[3];
+		struct redy_search_stats st;
+		struct redy_slo slo;
+		int r[3];
+
+		random_leaf(&m, &seed, &x, &p);
+		slo.lat_ns = p.lat_ns * uniform(&seed, 1.0, 1.5);
+		slo.tput_ops = p.tput_ops * uniform(&seed, 0.5, 1.0);
+		for (a = 0; a < 3; a++) {
+			ms[a] += time_search(searches[a], &m, &slo, &y[a], &st, &r[a]);
+			leaves[a] += st.leaves;
+		}
+		found += !r[0];
+		agree += r[0] == r[2] && (r[0] || !memcmp(&y[0], &y[2], sizeof(x)));
+	}
+	for (a = 0; a < 3; a++) {
+		printf("{\"bench\":\"redy\",\"metric\":\"search_ms_mean\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"synthetic\",\"algorithm\":\"%s\",\"leaves\":%lu,\"leaves_read_mean\":%.0f,\"slos\":%u",
+		       ms[a] / o->nslo, search_names[a], redy_model_leaves(&m),
+		       leaves[a] / o->nslo, o->nslo);
+		bench_json_end(stdout);
+	}
+	fprintf(stderr, PROG ": search-bench: %u of %u found; bounded agreed with exhaustive on %u\n",
+		found, o->nslo, agree);
+	redy_model_free(&m);
+	return agree == o->nslo ? 0 : 1;
+}
+
+/* ---- command line --------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: redy COMMAND [OPTIONS]\n"
+		"  run     -a ADDR -s S -c C -b B -q Q   measure one configuration\n"
+		"  verify  -a ADDR                       check both data paths\n"
+		"  model   -a ADDR -S SMAX,CMAX,BMAX,QMAX [-g GAIN%%] [-o FILE]\n"
+		"                                        offline modelling\n"
+		"  search  -m FILE -l LAT_NS -t OPS [-A bounded|fig10|exhaustive]\n"
+		"  slo     -a ADDR -m FILE [-n N]        SLO accuracy over N random SLOs\n"
+		"  search-bench [-n N]                   search time, paper-size model\n"
+		"options: -p PORT (%u)  -d DEV  -r RECORD_BYTES (64)  -R READ_PCT (50)\n"
+		"         -T SECONDS per measurement (1)  -z SEED  -j (JSON)\n",
+		REDY_DEFAULT_PORT);
+}
+
+static void parse_space(const char *s, struct redy_space *sp)
+{
+	if (sscanf(s, "%u,%u,%u,%u", &sp->smax, &sp->cmax, &sp->bmax,
+		   &sp->qmax) != 4 || !redy_space_valid(sp) ||
+	    sp->qmax > REDY_DEPTH_MAX || sp->bmax > REDY_BATCH_MAX ||
+	    sp->smax > REDY_THREADS_MAX) {
+		fprintf(stderr, PROG ": -S: %s: want SMAX,CMAX,BMAX,QMAX with SMAX <= CMAX, "
+			"SMAX <= %u, BMAX <= %u, QMAX <= %u\n", s, REDY_THREADS_MAX,
+			REDY_BATCH_MAX, REDY_DEPTH_MAX);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.port = REDY_DEFAULT_PORT, .record = 64, .read_pct = 50,
+		.seconds = 1, .gain_pct = 5, .nslo = 50, .seed = 1,
+		.span = 64ull << 20, .cfg = { 0, 1, 1, 1 },
+		.sp = { 2, 2, 16, 8 }, .lat_ns = -1, .tput = -1,
+	};
+	const char *cmd;
+	int opt;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	cmd = argv[1];
+	optind = 2;
+	while ((opt = getopt(argc, argv, "a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jh")) != -1) {
+		switch (opt) {
+		case 'a': o.addr = optarg; break;
+		case 'p': o.port = bench_opt_u64(PROG, "-p", optarg, 1, 65535 - REDY_THREADS_MAX - 1); break;
+		case 'd': o.dev = optarg; break;
+		case 's': o.cfg.s = bench_opt_u64(PROG, "-s", optarg, 0, REDY_THREADS_MAX); break;
+		case 'c': o.cfg.c = bench_opt_u64(PROG, "-c", optarg, 1, REDY_CMAX); break;
+		case 'b': o.cfg.b = bench_opt_u64(PROG, "-b", optarg, 1, REDY_BATCH_MAX); break;
+		case 'q': o.cfg.q = bench_opt_u64(PROG, "-q", optarg, 1, REDY_DEPTH_MAX); break;
+		case 'r': o.record = bench_opt_u64(PROG, "-r", optarg, 1, REDY_MSG_BYTES / 2); break;
+		case 'R': o.read_pct = bench_opt_u64(PROG, "-R", optarg, 0, 100); break;
+		case 'T': o.seconds = bench_opt_double(PROG, "-T", optarg, 0.01, 3600); break;
+		case 'S': parse_space(optarg, &o.sp); break;
+		case 'g': o.gain_pct = bench_opt_double(PROG, "-g", optarg, 0, 1000); break;
+		case 'o': o.out = optarg; break;
+		case 'm': o.model = optarg; break;
+		case 'l': o.lat_ns = bench_opt_double(PROG, "-l", optarg, 0, 1e12); break;
+		case 't': o.tput = bench_opt_double(PROG, "-t", optarg, 0, 1e12); break;
+		case 'A':
+			for (o.algo = 0; o.algo < 3 && strcmp(optarg, search_names[o.algo]); o.algo++)
+				;
+			if (o.algo == 3) {
+				fprintf(stderr, PROG ": -A: %s: bounded, fig10 or exhaustive\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n': o.nslo = bench_opt_u64(PROG, "-n", optarg, 1, 100000); break;
+		case 'z': o.seed = bench_opt_u64(PROG, "-z", optarg, 0, UINT32_MAX); break;
+		case 'j': o.json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	bench_init(PROG, o.dev);
+	if (!strcmp(cmd, "search-bench"))
+		return cmd_search_bench(&o);
+	if (!strcmp(cmd, "search")) {
+		if (!o.model || o.lat_ns < 0 || o.tput < 0) {
+			fprintf(stderr, PROG ": search needs -m FILE -l LAT_NS -t OPS\n");
+			return 2;
+		}
+		return cmd_search(&o);
+	}
+	if (!o.addr) {
+		fprintf(stderr, PROG ": %s needs -a ADDR\n", cmd);
+		return 2;
+	}
+	if (!strcmp(cmd, "run")) {
+		if (!redy_cfg_valid(&(struct redy_space){ REDY_THREADS_MAX, REDY_CMAX,
+							  REDY_BATCH_MAX, REDY_DEPTH_MAX },
+				    &o.cfg)) {
+			fprintf(stderr, PROG ": run: not a configuration (c >= s, b = 1 when s = 0)\n");
+			return 2;
+		}
+		return cmd_run(&o);
+	}
+	if (!strcmp(cmd, "verify"))
+		return cmd_verify(&o);
+	if (!strcmp(cmd, "model"))
+		return cmd_model(&o);
+	if (!strcmp(cmd, "slo")) {
+		if (!o.model) {
+			fprintf(stderr, PROG ": slo needs -m FILE\n");
+			return 2;
+		}
+		return cmd_slo(&o);
+	}
+	fprintf(stderr, PROG ": %s: no such command\n", cmd);
+	usage(stderr);
+	return 2;
+}

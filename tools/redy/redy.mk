@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Redy (tools/redy/): remote-memory caches with SLOs.  Included by the
+# top-level Makefile, whose variables it uses.  redyd (the memory server)
+# and redy (the client tool) join `make tools` and `make install`; the
+# model's unit tests are part of `make unit-tests`.
+
+REDY_DIR := tools/redy
+REDY_HDRS := $(wildcard $(REDY_DIR)/*.h)
+
+$(B)/tools/redyd: $(REDY_DIR)/redyd.c $(REDY_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(REDY_DIR)/redyd.c \
+		$(B)/lib/libmrrc.a -lpthread
+
+REDY_SRCS := $(REDY_DIR)/redy.c $(REDY_DIR)/client.c $(REDY_DIR)/slo.c \
+	tools/bench/benchjson.c
+$(B)/tools/redy: $(REDY_SRCS) $(REDY_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -o $@ $(REDY_SRCS) \
+		$(B)/lib/libmrrc.a -lpthread -lm
+
+tools: $(B)/tools/redyd $(B)/tools/redy
+
+$(TESTS_DIR)/test_redy_slo: $(REDY_DIR)/tests/test_slo.c $(REDY_DIR)/slo.c \
+		$(REDY_HDRS) $(CFLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(REDY_DIR) -o $@ $< \
+		$(REDY_DIR)/slo.c -lcmocka -lm
+UNIT_TESTS += $(TESTS_DIR)/test_redy_slo

@@ -1,0 +1,100 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Redy in the test VM (selftests/run.sh): a memory server (redyd) with two
+# server threads on the rxe device's address, and the client tool against
+# it: both data paths byte for byte, bad batches, each kind of
+# configuration measured, a small offline modelling, the search on the
+# model it wrote, and a few SLOs deployed.  TAP on stdout; exits non-zero
+# if anything failed.  Timings are printed, never asserted.
+set -u
+out=${1:?usage: redy.sh OUTDIR}
+b=$MRRC_REPO/build/tools
+addr=10.211.0.1
+port=7730
+mkdir -p "$out"
+n=0 rc=0
+tap() {	# tap DESC COMMAND...
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" > "$out/redy.$n.log" 2>&1; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc"
+		rc=1
+	fi
+	sed 's/^/# /' "$out/redy.$n.log"
+}
+started() {	# the server prints its banner once every thread listens
+	i=0
+	until grep -q 'server threads, ports' "$out/redyd.log" 2> /dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || return 1
+		kill -0 "$pid" 2> /dev/null || return 1
+		sleep 0.1
+	done
+}
+stop() {	# redyd must exit 0 on SIGTERM within 20 s
+	kill "$pid" || return 1
+	( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+	w=$!
+	wait "$pid"
+	st=$?
+	kill "$w" 2> /dev/null
+	cat "$out/redyd.log"
+	[ "$st" -eq 0 ] && grep -q 'exiting:' "$out/redyd.log"
+}
+refusals() {
+	! "$b/redyd" -t 2 2> /dev/null &&		# no -a
+	! "$b/redyd" -a $addr -t 0 2> /dev/null &&
+	! "$b/redyd" -a $addr -t 17 2> /dev/null &&
+	! "$b/redyd" -a $addr -m 2048 2> /dev/null &&
+	! "$b/redyd" -a 10.211.0.1.5 2> /dev/null &&
+	! "$b/redy" run -a $addr -s 0 -b 4 2> /dev/null &&	# one-sided: b = 1
+	! "$b/redy" run -a $addr -s 2 -c 1 2> /dev/null &&	# c < s
+	! "$b/redy" model -a $addr -S 3,2,1,1 2> /dev/null &&
+	! "$b/redy" search -m /nonexistent -l 1 -t 1 2> /dev/null &&
+	! "$b/redy" bogus -a $addr 2> /dev/null
+}
+tap "redyd and redy refuse bad options" refusals
+
+"$b/redyd" -a $addr -p $port -m 16 -t 2 -v > "$out/redyd.log" 2>&1 &
+pid=$!
+tap "redyd starts: 16 MiB, two server threads" started
+tap "both data paths, the memory's edges, bad batches (redy verify)" \
+	"$b/redy" verify -a $addr -p $port
+tap "one-sided configuration (s=0 c=2 q=4)" \
+	"$b/redy" run -a $addr -p $port -s 0 -c 2 -q 4 -T 0.5 -j
+tap "two-sided configuration (s=1 c=1 b=8 q=2)" \
+	"$b/redy" run -a $addr -p $port -s 1 -c 1 -b 8 -q 2 -T 0.5 -j
+tap "two server threads (s=2 c=2 b=4 q=4, 4 KiB records)" \
+	"$b/redy" run -a $addr -p $port -s 2 -c 2 -b 2 -q 4 -r 4096 -T 0.5 -j
+tap "offline modelling of a small space" \
+	"$b/redy" model -a $addr -p $port -S 1,2,2,2 -T 0.2 -o "$out/model.txt"
+model_ok() {
+	cat "$out/model.txt" &&
+	head -1 "$out/model.txt" | grep -q '^redy-model 1 1 2 2 2 64 50$' &&
+	[ "$(wc -l < "$out/model.txt")" -ge 6 ] &&
+	# any SLO the model's first line meets is found
+	set -- $(sed -n 2p "$out/model.txt") &&
+	"$b/redy" search -m "$out/model.txt" -l "$5" -t 0 &&
+	"$b/redy" search -m "$out/model.txt" -l "$5" -t 0 -A exhaustive &&
+	# and an impossible one is not (exit 3)
+	{ "$b/redy" search -m "$out/model.txt" -l 1 -t 1e12; [ $? -eq 3 ]; }
+}
+tap "the model file, and searching it" model_ok
+tap "SLOs deployed from the model (timings printed, not asserted)" \
+	"$b/redy" slo -a $addr -p $port -m "$out/model.txt" -n 3 -T 0.2
+tap "redyd exits 0 on SIGTERM" stop
+
+# Both programs under valgrind: the server's parsing of the bad batches,
+# the client's of the hello and the responses.
+vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all"
+$vg "$b/redyd" -a $addr -p $((port + 20)) -m 4 -t 2 > "$out/redyd.log" 2>&1 &
+pid=$!
+tap "redyd under valgrind starts" started
+tap "redy verify under valgrind, against redyd under valgrind" \
+	$vg "$b/redy" verify -a $addr -p $((port + 20))
+tap "redyd under valgrind: no error, nothing leaked, exit 0" stop
+echo "1..$n"
+exit $rc
