@@ -215,11 +215,12 @@ static uint32_t batch_build(struct redy_client *c, unsigned int slot,
 	h->seq = (uint64_t)slot << 48 | (c->seq++ & 0xffffffffffffull);
 	memcpy(h + 1, rq, n * sizeof(*rq));
 	for (i = 0; i < n; i++) {
-		if (rq[i].op != REDY_OP_WRITE)
-			continue;
-		if (data && data[i])
-			memcpy(m + off, data[i], rq[i].len);
-		off += redy_align8(rq[i].len);
+		uint32_t len = rq[i].op == REDY_OP_WRITE ? rq[i].len :
+			       rq[i].op == REDY_OP_PULL ? sizeof(struct redy_pull) : 0;
+
+		if (data && data[i] && len)
+			memcpy(m + off, data[i], len);
+		off += redy_align8(len);
 	}
 	return off;
 }
@@ -254,10 +255,24 @@ static int batch_fits(const struct redy_req *rq, unsigned int n)
 	return in <= REDY_MSG_BYTES && out <= REDY_MSG_BYTES ? 0 : -EINVAL;
 }
 
+/* The send slot a response in receive slot @rslot answers, or -EPROTO. */
+static int response_slot(struct redy_client *c, unsigned int rslot, uint32_t len)
+{
+	const uint8_t *m = c->rbuf + (size_t)rslot * REDY_MSG_BYTES;
+	const struct redy_rsp_hdr *h = (const void *)m;
+
+	if (rslot >= c->depth || len > REDY_MSG_BYTES || len < sizeof(*h))
+		return -EPROTO;
+	mark_defined(m, len);
+	if (h->magic != REDY_MAGIC || (h->seq >> 48) >= c->depth)
+		return -EPROTO;
+	return h->seq >> 48;
+}
+
 /*
- * Checks a response in receive slot @rslot against the batch it answers:
- * the send slot it came for (from the echoed sequence number), or a
- * negative errno.  With @out, READ data are copied there.
+ * Checks a response in receive slot @rslot against the batch of @n it
+ * answers (response_slot() first); with @out, READ data are copied there.
+ * 0, -EREMOTEIO if a request failed (its entry says why), -EPROTO.
  */
 static int response(struct redy_client *c, unsigned int rslot, uint32_t len,
 		    unsigned int n, void *const *out)
@@ -266,16 +281,10 @@ static int response(struct redy_client *c, unsigned int rslot, uint32_t len,
 	const struct redy_rsp_hdr *h = (const void *)m;
 	const struct redy_rsp *rs = (const void *)(h + 1);
 	uint32_t off = sizeof(*h) + n * sizeof(*rs);
-	unsigned int i, slot;
+	unsigned int i;
 	int st = 0;
 
-	if (len > REDY_MSG_BYTES)
-		return -EPROTO;
-	mark_defined(m, len);
-	if (len < off || h->magic != REDY_MAGIC || h->count != n)
-		return -EPROTO;
-	slot = h->seq >> 48;
-	if (slot >= c->depth)
+	if (len < off || h->count != n)
 		return -EPROTO;
 	for (i = 0; i < n; i++) {
 		if (rs[i].len > len - off)
@@ -283,32 +292,103 @@ static int response(struct redy_client *c, unsigned int rslot, uint32_t len,
 		if (out && out[i] && !rs[i].status)
 			memcpy(out[i], m + off, rs[i].len);
 		off += redy_align8(rs[i].len);
-		if (rs[i].status && !st)
-			st = rs[i].status;
+		if (rs[i].status)
+			st = -EREMOTEIO;
 	}
-	return st ? st : (int)slot;
+	return st;
 }
 
-int redy_client_rw(struct redy_client *c, unsigned int op, uint64_t off,
-		   void *buf, uint32_t len)
+/* The requests from @i that fit in one batch of at most @b: how many. */
+static unsigned int batch_span(const struct redy_io *io, unsigned int i,
+			       unsigned int n, unsigned int b)
 {
-	struct redy_req rq = { .op = op, .len = len, .off = off };
-	const void *data[1] = { buf };
-	void *out[1] = { buf };
-	struct mrrc_cqe e;
-	bool sent = false, answered = false;
-	int r, st = 0;
+	uint64_t in = sizeof(struct redy_req_hdr), out = sizeof(struct redy_rsp_hdr);
+	unsigned int k;
 
-	if (op != REDY_OP_READ && op != REDY_OP_WRITE)
+	for (k = 0; k < b && i + k < n; k++) {
+		const struct redy_io *x = &io[i + k];
+		uint64_t din = sizeof(struct redy_req), dout = sizeof(struct redy_rsp);
+
+		if (x->op == REDY_OP_WRITE)
+			din += redy_align8(x->len);
+		else if (x->op == REDY_OP_PULL)
+			din += sizeof(struct redy_pull);
+		else
+			dout += redy_align8(x->len);
+		if (in + din > REDY_MSG_BYTES || out + dout > REDY_MSG_BYTES)
+			break;
+		in += din;
+		out += dout;
+	}
+	return k;
+}
+
+int redy_client_batch(struct redy_client *c, struct redy_io *io,
+		      unsigned int n, unsigned int b)
+{
+	unsigned int first[REDY_DEPTH_MAX], cnt[REDY_DEPTH_MAX];
+	struct redy_req rq[REDY_BATCH_MAX];
+	const void *data[REDY_BATCH_MAX];
+	void *out[REDY_BATCH_MAX];
+	unsigned int next = 0, inflight = 0, slot, k, j;
+	struct mrrc_cqe e;
+	bool busy[REDY_DEPTH_MAX] = { false };
+	int r, st;
+
+	if (!b || b > REDY_BATCH_MAX)
 		return -EINVAL;
-	if (c->one_sided)
-		r = one_sided_post(c, op, off, buf, len, WR_DATA << 16);
-	else
-		r = batch_fits(&rq, 1) ?:
-		    batch_send(c, 0, batch_build(c, 0, &rq, 1, data));
-	if (r)
-		return r;
-	while (c->one_sided ? !sent : !(sent && answered)) {
+	for (k = 0; k < n; k++) {
+		io[k].status = -EINPROGRESS;
+		/* two-sided, the server judges the kind of request */
+		if (c->one_sided && io[k].op != REDY_OP_READ &&
+		    io[k].op != REDY_OP_WRITE)
+			io[k].status = -EINVAL;
+		else if (!c->one_sided && !batch_span(io, k, k + 1, 1))
+			io[k].status = -EINVAL;	/* longer than a message */
+	}
+	while (next < n || inflight) {
+		/* skip what was refused */
+		while (next < n && io[next].status != -EINPROGRESS)
+			next++;
+		for (slot = 0; slot < c->depth && next < n; slot++) {
+			if (busy[slot])
+				continue;
+			if (c->one_sided) {
+				r = one_sided_post(c, io[next].op, io[next].off,
+						   io[next].buf, io[next].len,
+						   WR_DATA << 16 | slot);
+				if (r == -EINVAL) {
+					io[next++].status = r;
+					slot--;
+					continue;
+				}
+				k = 1;
+			} else {
+				k = batch_span(io, next, n, b);
+				for (j = 0; j < k && io[next + j].status == -EINPROGRESS; j++) {
+					struct redy_io *x = &io[next + j];
+
+					rq[j] = (struct redy_req){ .op = x->op, .len = x->len,
+								   .off = x->off };
+					data[j] = x->buf;
+					if (x->op == REDY_OP_PULL)
+						rq[j].len = x->len;
+				}
+				k = j;
+				r = batch_send(c, slot, batch_build(c, slot, rq, k, data));
+			}
+			if (r)
+				return r;
+			busy[slot] = true;
+			first[slot] = next;
+			cnt[slot] = k;
+			next += k;
+			inflight++;
+			while (next < n && io[next].status != -EINPROGRESS)
+				next++;
+		}
+		if (!inflight)
+			break;
 		r = next_cqe(c, &e);
 		if (r)
 			return r;
@@ -316,19 +396,68 @@ int redy_client_rw(struct redy_client *c, unsigned int op, uint64_t off,
 			return event_error(&e);
 		if (e.status)
 			return e.status;
-		if (e.opcode == MRRC_OP_RECV) {
-			st = response(c, e.wr_id & 0xffff, e.byte_len, 1, out);
-			answered = true;
-			r = post_recv(c, e.wr_id & 0xffff);
+		k = (e.wr_id >> 16) & 0xffff;
+		if (k == WR_SEND)
+			continue;
+		if (k == WR_DATA) {
+			slot = e.wr_id & 0xffff;
+			if (slot >= c->depth || !busy[slot])
+				return -EPROTO;
+			io[first[slot]].status = 0;
+			if (e.opcode == MRRC_OP_READ)
+				mark_defined(io[first[slot]].buf, io[first[slot]].len);
+		} else {
+			unsigned int rs = e.wr_id & 0xffff;
+			const struct redy_rsp *rsp;
+
+			r = response_slot(c, rs, e.byte_len);
+			if (r < 0)
+				return r;
+			slot = r;
+			if (!busy[slot])
+				return -EPROTO;
+			for (j = 0; j < cnt[slot]; j++)
+				out[j] = io[first[slot] + j].op == REDY_OP_READ ?
+					 io[first[slot] + j].buf : NULL;
+			st = response(c, rs, e.byte_len, cnt[slot], out);
+			if (st < 0 && st != -EREMOTEIO)
+				return st;
+			rsp = (const void *)(c->rbuf + (size_t)rs * REDY_MSG_BYTES +
+					     sizeof(struct redy_rsp_hdr));
+			for (j = 0; j < cnt[slot]; j++)
+				io[first[slot] + j].status = rsp[j].status;
+			r = post_recv(c, rs);
 			if (r)
 				return r;
-		} else {
-			sent = true;
-			if (e.opcode == MRRC_OP_READ)
-				mark_defined(buf, len);
 		}
+		busy[slot] = false;
+		inflight--;
 	}
-	return st < 0 ? st : 0;
+	return 0;
+}
+
+int redy_client_rw(struct redy_client *c, unsigned int op, uint64_t off,
+		   void *buf, uint32_t len)
+{
+	struct redy_io io = { .op = op, .len = len, .off = off, .buf = buf };
+	int r;
+
+	r = redy_client_batch(c, &io, 1, 1);
+	return r ? r : io.status;
+}
+
+int redy_client_pull(struct redy_client *c, uint64_t off, uint32_t len,
+		     const char *src_addr, uint16_t src_port, uint64_t src_off)
+{
+	struct redy_pull p = { .port = src_port, .src_off = src_off };
+	struct redy_io io = { .op = REDY_OP_PULL, .len = len, .off = off,
+			      .buf = &p };
+	int r;
+
+	if (inet_pton(AF_INET, src_addr, &p.addr) != 1)
+		return -EINVAL;
+	r = redy_client_batch(c, &io, 1, 1);
+	return r ? r : io.status;
 }
 
 int redy_client_send_raw(struct redy_client *c, const void *buf, uint32_t len)
@@ -462,11 +591,14 @@ int redy_client_run(struct redy_client *c, const struct redy_load *l,
 			if (kind == WR_DATA) {
 				slot = e[k].wr_id & 0xffff;
 			} else {
-				r = response(c, e[k].wr_id & 0xffff, e[k].byte_len,
-					     b, NULL);
+				r = response_slot(c, e[k].wr_id & 0xffff, e[k].byte_len);
 				if (r < 0)
 					return r;
 				slot = r;
+				r = response(c, e[k].wr_id & 0xffff, e[k].byte_len,
+					     b, NULL);
+				if (r)
+					return r;
 				r = post_recv(c, e[k].wr_id & 0xffff);
 				if (r)
 					return r;

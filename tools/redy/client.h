@@ -43,10 +43,37 @@ void redy_client_close(struct redy_client *c);
 /*
  * One request, waited for: @op REDY_OP_READ or _WRITE of @len bytes at
  * @off of the server's memory.  0, -EINVAL (outside the memory, too
- * long for a message), or the error that broke the connection.
+ * long for a message, not a READ or WRITE), or the error that broke the
+ * connection.
  */
 int redy_client_rw(struct redy_client *c, unsigned int op, uint64_t off,
 		   void *buf, uint32_t len);
+
+/* One request of redy_client_batch(). */
+struct redy_io {
+	uint8_t op;		/* enum redy_op */
+	uint32_t len;
+	uint64_t off;
+	void *buf;		/* READ: where to; WRITE: from; PULL: a redy_pull */
+	int status;		/* out: 0 or a negative errno */
+};
+
+/*
+ * Runs @n requests, up to @b per batch (two-sided) and c->depth batches
+ * (or one-sided operations) in flight, and waits for all.  Each request's
+ * status is set (-EINVAL: outside the memory, too long, PULL one-sided).
+ * 0, or the error that broke the connection (statuses then undefined).
+ */
+int redy_client_batch(struct redy_client *c, struct redy_io *io,
+		      unsigned int n, unsigned int b);
+
+/*
+ * REDY_OP_PULL: the server copies @len bytes at @src_off of the memory
+ * server @src_addr:@src_port (its one-sided port) to @off of its own
+ * memory.  Two-sided connections only.  0 or a negative errno.
+ */
+int redy_client_pull(struct redy_client *c, uint64_t off, uint32_t len,
+		     const char *src_addr, uint16_t src_port, uint64_t src_off);
 
 /*
  * Sends @len bytes of @buf as they are, as a batch (for tests of the

@@ -14,7 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "benchjson.h"
+#include "cache.h"
 #include "client.h"
 #include "slo.h"
 
@@ -22,6 +29,11 @@
 
 struct opts {
 	const char *addr, *dev, *model, *out;
+	char mgr[INET_ADDRSTRLEN];
+	unsigned int mgr_port;
+	uint64_t capacity;
+	int pause_all, kill_pid;
+	const char *reclaim;
 	unsigned int port;
 	struct redy_cfg cfg;
 	struct redy_space sp;
@@ -135,6 +147,17 @@ static void cfg_json(FILE *f, const struct redy_cfg *x)
 		x->s, x->c, x->b, x->q);
 }
 
+/* One measurement of one configuration as a JSON line. */
+static void run_json(const char *metric, double v, const char *unit,
+		     const struct opts *o, const struct redy_cfg *x)
+{
+	printf("{\"bench\":\"redy\",\"metric\":\"%s\",\"value\":%.0f,\"unit\":\"%s\",",
+	       metric, v, unit);
+	cfg_json(stdout, x);
+	printf(",\"record_bytes\":%u,\"read_pct\":%u", o->record, o->read_pct);
+	bench_json_end(stdout);
+}
+
 static int cmd_run(const struct opts *o)
 {
 	struct redy_perf p;
@@ -147,12 +170,9 @@ static int cmd_run(const struct opts *o)
 		return 1;
 	}
 	if (o->json) {
-		printf("{\"bench\":\"redy\",\"metric\":\"run\",");
-		cfg_json(stdout, &o->cfg);
-		printf(",\"record_bytes\":%u,\"read_pct\":%u,\"latency_mean_ns\":%.0f,"
-		       "\"latency_p99_ns\":%.0f,\"throughput_ops\":%.0f",
-		       o->record, o->read_pct, p.lat_ns, p99, p.tput_ops);
-		bench_json_end(stdout);
+		run_json("throughput_ops", p.tput_ops, "ops/s", o, &o->cfg);
+		run_json("latency_mean_ns", p.lat_ns, "ns", o, &o->cfg);
+		run_json("latency_p99_ns", p99, "ns", o, &o->cfg);
 	} else {
 		printf("s=%u c=%u b=%u q=%u: %.0f ops/s, mean %.1f us, p99 < %.0f us\n",
 		       o->cfg.s, o->cfg.c, o->cfg.b, o->cfg.q, p.tput_ops,
@@ -428,15 +448,25 @@ static void random_leaf(const struct redy_model *m, unsigned int *seed,
  * throughput up to 50 % lower), the configuration the search picks for
  * each, run for -T seconds and compared with the SLO.
  */
-static int cmd_slo(const struct opts *o)
+static int cmd_slo(const struct opts *opts)
 {
-	unsigned int seed = o->seed, i, met = 0, met_l = 0, met_t = 0, ran = 0;
+	unsigned int seed = opts->seed, i, met = 0, met_l = 0, met_t = 0, ran = 0;
 	double ms_sum = 0, ms_max = 0;
+	struct opts run = *opts, *o = &run;
 	struct redy_model m;
 	int r;
 
 	if (load_model(o->model, &m))
 		return 1;
+	/* deployed as modelled */
+	run.record = m.record_bytes;
+	run.read_pct = m.read_pct;
+	if (!run.record || run.record > REDY_MSG_BYTES / 2) {
+		fprintf(stderr, PROG ": slo: %s: record size %u\n", o->model,
+			run.record);
+		redy_model_free(&m);
+		return 1;
+	}
 	for (i = 0; i < o->nslo; i++) {
 		struct redy_search_stats st;
 		struct redy_perf leaf, mp, got;
@@ -468,17 +498,17 @@ static int cmd_slo(const struct opts *o)
 		met_l += got.lat_ns <= slo.lat_ns;
 		met_t += got.tput_ops >= slo.tput_ops;
 		met += got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops;
-		printf("{\"bench\":\"redy\",\"metric\":\"slo\",\"slo\":%u,", i);
+		printf("{\"bench\":\"redy\",\"metric\":\"slo_met\",\"value\":%d,\"unit\":\"bool\",\"slo\":%u,",
+		       got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops, i);
 		cfg_json(stdout, &x);
 		printf(",\"record_bytes\":%u,\"read_pct\":%u,\"slo_latency_ns\":%.0f,"
 		       "\"slo_throughput_ops\":%.0f,\"model_latency_ns\":%.0f,"
 		       "\"model_throughput_ops\":%.0f,\"latency_mean_ns\":%.0f,"
-		       "\"throughput_ops\":%.0f,\"met\":%s,\"search_ms\":%.4f,"
+		       "\"throughput_ops\":%.0f,\"search_ms\":%.4f,"
 		       "\"search_leaves\":%lu",
 		       m.record_bytes, m.read_pct, slo.lat_ns, slo.tput_ops,
-		       mp.lat_ns, mp.tput_ops, got.lat_ns, got.tput_ops,
-		       got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops ?
-		       "true" : "false", ms, st.leaves);
+		       mp.lat_ns, mp.tput_ops, got.lat_ns, got.tput_ops, ms,
+		       st.leaves);
 		bench_json_end(stdout);
 	}
 	printf("{\"bench\":\"redy\",\"metric\":\"slo_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met / ran, ran);
@@ -553,6 +583,358 @@ static int cmd_search_bench(const struct opts *o)
 	return agree == o->nslo ? 0 : 1;
 }
 
+/* ---- the cache manager and caches ------------------------------------------ */
+
+/* Sends one request line to the manager; prints the answer. */
+static int mgr_line(const struct opts *o, const char *line, bool quiet)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(o->mgr_port) };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	inet_pton(AF_INET, o->mgr, &sin.sin_addr);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		fprintf(stderr, PROG ": manager %s:%u: %s\n", o->mgr, o->mgr_port,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	if (dprintf(fd, "%s\n", line) < 0)
+		goto broken;
+	for (;;) {
+		char *end;
+
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			goto broken;
+		len += n;
+		buf[len] = '\0';
+		end = strstr(buf, "END\n");
+		if (end && (end == buf || end[-1] == '\n')) {
+			*end = '\0';
+			break;
+		}
+		if (len == sizeof(buf) - 1)
+			goto broken;
+	}
+	close(fd);
+	if (!quiet || strncmp(buf, "OK", 2))
+		fputs(buf, strncmp(buf, "OK", 2) ? stderr : stdout);
+	return strncmp(buf, "OK", 2) ? 1 : 0;
+broken:
+	fprintf(stderr, PROG ": manager %s:%u: no answer\n", o->mgr, o->mgr_port);
+	close(fd);
+	return 1;
+}
+
+/* redy ctl|create|list|inspect|reshape|delete|reclaim|fail WORDS... */
+static int cmd_mgr(const struct opts *o, const char *cmd, int argc, char **argv)
+{
+	static const struct { const char *cmd, *req; int words; } map[] = {
+		{ "create", "ALLOCATE", 4 }, { "list", "LIST", 0 },
+		{ "inspect", "INSPECT", 1 }, { "reshape", "RESIZE", 2 },
+		{ "delete", "DEALLOCATE", 1 }, { "reclaim", "RECLAIM", 2 },
+		{ "fail", "FAIL", 1 }, { "restore", "RESTORE", 1 },
+		{ "server", "SERVER", 6 }, { "ctl", "", -1 },
+	};
+	char line[512];
+	size_t len = 0;
+	unsigned int i;
+	int k;
+
+	for (i = 0; strcmp(map[i].cmd, cmd); i++)
+		;
+	if (map[i].words >= 0 && argc != map[i].words) {
+		fprintf(stderr, PROG ": %s takes %d operands (see redy -h)\n", cmd,
+			map[i].words);
+		return 2;
+	}
+	len = snprintf(line, sizeof(line), "%s", map[i].req);
+	for (k = 0; k < argc && len < sizeof(line); k++)
+		len += snprintf(line + len, sizeof(line) - len, "%s%s",
+				len ? " " : "", argv[k]);
+	if (len >= sizeof(line) || strchr(line, '\n')) {
+		fprintf(stderr, PROG ": %s: request too long\n", cmd);
+		return 2;
+	}
+	return mgr_line(o, line, false);
+}
+
+static bool is_mgr_cmd(const char *cmd)
+{
+	static const char *const cmds[] = { "create", "list", "inspect", "reshape",
+		"delete", "reclaim", "fail", "restore", "server", "ctl" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmd, cmds[i]))
+			return true;
+	return false;
+}
+
+static void fill(uint8_t *b, size_t n, uint64_t addr, uint32_t gen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)((addr + i) * 11 + gen * 101 + ((addr + i) >> 9));
+}
+
+static void count_cb(void *arg, int status)
+{
+	int *bad = arg;
+
+	if (status)
+		(*bad)++;
+}
+
+/*
+ * The cache's semantics and its survival of migration and failure
+ * (tools/redy/tests/redy.sh): TAP on stdout.
+ */
+static int cmd_cache_test(const struct opts *o)
+{
+	const struct redy_slo slo = { o->lat_ns >= 0 ? o->lat_ns : 1e9,
+				      o->tput >= 0 ? o->tput : 1 };
+	struct redy_cache_opts co = { .pause_all = o->pause_all, .dev = o->dev };
+	uint64_t cap = o->capacity, a, rb;
+	uint8_t *shadow, *buf, blk[4096], *chk;
+	struct redy_cache_stats st;
+	struct redy_cache *c;
+	struct redy_cfg cfg;
+	unsigned int i, stale = 0, eio = 0, okio = 0;
+	int r, bad = 0;
+	char line[128];
+	double t0;
+
+	r = redy_cache_create(&c, o->mgr, o->mgr_port, cap, &slo, 3600, &co);
+	check(!r, "Create: the manager allocates a cache", r);
+	if (r)
+		return 1;
+	redy_cache_config(c, &cfg);
+	printf("# cache %u: s=%u c=%u b=%u q=%u\n", redy_cache_id(c), cfg.s,
+	       cfg.c, cfg.b, cfg.q);
+	shadow = malloc(cap * 2);
+	buf = malloc(cap * 2);
+	chk = malloc(cap * 2);
+	if (!shadow || !buf || !chk)
+		return 1;
+
+	/* the whole cache, written with batched asynchronous requests */
+	fill(shadow, cap, 0, 1);
+	for (a = 0; a < cap; a += 4096)
+		redy_cache_submit(c, 1, a, shadow + a, cap - a < 4096 ? cap - a : 4096,
+				  count_cb, &bad);
+	r = redy_cache_flush(c);
+	check(r > 0 && !bad, "Write: batched asynchronous writes of the whole cache", r < 0 ? r : 0);
+	memset(buf, 0, cap);
+	r = redy_cache_read(c, 0, buf, cap);
+	check(!r && !memcmp(buf, shadow, cap), "Read: every byte as written", r);
+	/* unaligned, across region boundaries */
+	rb = cap / 4;
+	fill(blk, sizeof(blk), rb - 100, 2);
+	r = redy_cache_write(c, rb - 100, blk, 3000);
+	memcpy(shadow + rb - 100, blk, 3000);
+	r = r ?: redy_cache_read(c, rb - 1000, buf, 5000);
+	check(!r && !memcmp(buf, shadow + rb - 1000, 5000),
+	      "a write and a read across a region boundary", r);
+	r = redy_cache_read(c, cap - 10, buf, 20);
+	check(r == -EINVAL, "a read beyond the capacity: EINVAL", r == -EINVAL ? 0 : r);
+	r = redy_cache_write(c, UINT64_MAX - 5, blk, 10);
+	check(r == -EINVAL, "a write at a wrapping address: EINVAL", r == -EINVAL ? 0 : r);
+
+	/* Reshape: grow, the old bytes stay; shrink */
+	r = redy_cache_reshape(c, cap * 2);
+	fill(shadow + cap, cap, cap, 3);
+	r = r ?: redy_cache_write(c, cap, shadow + cap, cap);
+	r = r ?: redy_cache_read(c, 0, buf, cap * 2);
+	check(!r && !memcmp(buf, shadow, cap * 2),
+	      "Reshape: grown to twice the capacity, old and new bytes right", r);
+	r = redy_cache_reshape(c, cap);
+	check(!r && redy_cache_read(c, cap, buf, 1) == -EINVAL &&
+	      !redy_cache_read(c, 0, buf, cap) && !memcmp(buf, shadow, cap),
+	      "Reshape: shrunk back, beyond it EINVAL, the rest intact", r);
+
+	/* migration under reads and writes: nothing stale, ever */
+	if (o->reclaim) {
+		unsigned int gen = 10;
+
+		snprintf(line, sizeof(line), "RECLAIM %s 30", o->reclaim);
+		check(!mgr_line(o, line, true), "the manager takes the reclaim notice", 0);
+		t0 = now_s();
+		i = 0;
+		do {
+			a = (uint64_t)rand() % (cap - 256);
+			if (i++ % 2) {
+				fill(blk, 256, a, gen++);
+				if (redy_cache_write(c, a, blk, 256))
+					bad++;
+				else
+					memcpy(shadow + a, blk, 256);
+			} else {
+				r = redy_cache_read(c, a, buf, 256);
+				if (r)
+					bad++;
+				else if (memcmp(buf, shadow + a, 256))
+					stale++;
+			}
+			redy_cache_stats(c, &st);
+		} while ((!st.regions_migrated || redy_cache_migrating(c)) &&
+			 now_s() - t0 < 30 && !bad);
+		printf("# %u requests during the migration, %llu regions moved\n", i,
+		       (unsigned long long)st.regions_migrated);
+		check(st.regions_migrated > 0 && !redy_cache_migrating(c),
+		      "Migration: the reclaimed server's regions moved", 0);
+		check(!bad && !stale, "Migration: no request failed, no read stale", 0);
+		r = redy_cache_read(c, 0, buf, cap);
+		check(!r && !memcmp(buf, shadow, cap),
+		      "Migration: every byte right afterwards", r);
+	}
+
+	/* a server killed without notice */
+	if (o->kill_pid > 0) {
+		check(!kill(o->kill_pid, SIGKILL), "a memory server killed", errno);
+		/* dead once it is a zombie or gone: its contexts are closed */
+		for (t0 = now_s(); now_s() - t0 < 10;) {
+			char path[64], stat[256] = "";
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%d/stat", o->kill_pid);
+			f = fopen(path, "r");
+			if (!f)
+				break;
+			if (!fgets(stat, sizeof(stat), f))
+				stat[0] = '\0';
+			fclose(f);
+			if (strstr(stat, ") Z "))
+				break;
+			usleep(10000);
+		}
+		/* the failure is seen when a request to it fails: probe */
+		for (t0 = now_s(); now_s() - t0 < 20;) {
+			eio = okio = 0;
+			for (a = 0; a < cap; a += rb / 4) {
+				r = redy_cache_read(c, a, buf, 64);
+				if (r == -EIO)
+					eio++;
+				else if (!r && !memcmp(buf, shadow + a, 64))
+					okio++;
+			}
+			if (eio)
+				break;
+			usleep(20000);
+		}
+		printf("# %.2f s after the kill: %u reads -EIO, %u right\n",
+		       now_s() - t0, eio, okio);
+		check(eio > 0 && eio + okio == (cap + rb / 4 - 1) / (rb / 4),
+		      "Failure: only that server's regions fail, the others serve", 0);
+		r = redy_cache_repopulate(c);
+		check(r > 0, "Failure: new regions for the failed ones", r < 0 ? r : 0);
+		for (a = 0; a < cap; a += 4096)
+			redy_cache_submit(c, 1, a, shadow + a, cap - a < 4096 ? cap - a : 4096,
+					  count_cb, &bad);
+		redy_cache_flush(c);
+		r = redy_cache_read(c, 0, buf, cap);
+		check(!r && !bad && !memcmp(buf, shadow, cap),
+		      "Failure: repopulated, the cache serves every byte again", r);
+	}
+	redy_cache_stats(c, &st);
+	printf("# %llu reads, %llu writes, %llu failed, %llu waited for a migration\n",
+	       (unsigned long long)st.reads, (unsigned long long)st.writes,
+	       (unsigned long long)st.failed, (unsigned long long)st.waits);
+	r = redy_cache_delete(c);
+	check(!r, "Delete: the manager takes the cache back", r);
+	free(shadow);
+	free(buf);
+	free(chk);
+	printf("1..%u\n", checks);
+	return failed ? 1 : 0;
+}
+
+/*
+ * Migration's effect on latency over time (the paper's Figs. 15-16):
+ * synchronous 50/50 reads and writes of -r bytes at random addresses; a
+ * reclaim notice for server -X after 1 s; lines per 50 ms: mean read and
+ * write latency and operations, until 1 s after the last region moved.
+ */
+static int cmd_migrate_bench(const struct opts *o)
+{
+	const struct redy_slo slo = { 1e9, 1 };
+	struct redy_cache_opts co = { .pause_all = o->pause_all, .dev = o->dev,
+				      .poll_ms = 20 };
+	enum { BUCKET_MS = 50, BUCKETS = 1200 };
+	static double sum[BUCKETS][2], mx[BUCKETS][2];
+	static uint64_t cnt[BUCKETS][2];
+	uint8_t buf[REDY_MSG_BYTES / 2];
+	struct redy_cache_stats st;
+	double t0, t, t_done = 0, t_notice = 0;
+	struct redy_cache *c;
+	char line[128];
+	unsigned int b, k, last = 0;
+	int r;
+
+	r = redy_cache_create(&c, o->mgr, o->mgr_port, o->capacity, &slo, 3600, &co);
+	if (r) {
+		fprintf(stderr, PROG ": migrate-bench: create: %s\n", strerror(-r));
+		return 1;
+	}
+	memset(buf, 7, sizeof(buf));
+	t0 = now_s();
+	for (;;) {
+		uint64_t a = (uint64_t)rand() % (o->capacity - o->record);
+		int w = rand() & 1;
+		double s = now_s();
+
+		r = w ? redy_cache_write(c, a, buf, o->record) :
+			redy_cache_read(c, a, buf, o->record);
+		t = now_s();
+		if (r) {
+			fprintf(stderr, PROG ": migrate-bench: %s\n", strerror(-r));
+			break;
+		}
+		b = (t - t0) * 1000 / BUCKET_MS;
+		if (b >= BUCKETS)
+			break;
+		sum[b][w] += (t - s) * 1e9;
+		cnt[b][w]++;
+		if ((t - s) * 1e9 > mx[b][w])
+			mx[b][w] = (t - s) * 1e9;
+		last = b;
+		if (!t_notice && t - t0 >= 1) {
+			snprintf(line, sizeof(line), "RECLAIM %s 60", o->reclaim);
+			if (mgr_line(o, line, true))
+				break;
+			t_notice = t - t0;
+		}
+		redy_cache_stats(c, &st);
+		if (t_notice && !t_done && st.regions_migrated &&
+		    !redy_cache_migrating(c))
+			t_done = t - t0;
+		if (t_done && t - t0 > t_done + 1)
+			break;
+	}
+	redy_cache_stats(c, &st);
+	for (b = 0; b <= last; b++)
+		for (k = 0; k < 2; k++) {
+			if (!cnt[b][k])
+				continue;
+			printf("{\"bench\":\"redy\",\"metric\":\"migration_latency_mean_ns\",\"value\":%.0f,\"unit\":\"ns\",\"mode\":\"%s\",\"op\":\"%s\",\"t_ms\":%u,\"ops\":%llu,\"latency_max_ns\":%.0f,\"notice_ms\":%.0f,\"migrated_ms\":%.0f,\"regions\":%llu,\"record_bytes\":%u",
+			       sum[b][k] / cnt[b][k], o->pause_all ? "baseline" : "optimized",
+			       k ? "write" : "read", b * BUCKET_MS,
+			       (unsigned long long)cnt[b][k], mx[b][k], t_notice * 1e3,
+			       t_done * 1e3, (unsigned long long)st.regions_migrated,
+			       o->record);
+			bench_json_end(stdout);
+		}
+	redy_cache_delete(c);
+	return r || !t_done ? 1 : 0;
+}
+
 /* ---- command line --------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -566,8 +948,17 @@ static void usage(FILE *f)
 		"  search  -m FILE -l LAT_NS -t OPS [-A bounded|fig10|exhaustive]\n"
 		"  slo     -a ADDR -m FILE [-n N]        SLO accuracy over N random SLOs\n"
 		"  search-bench [-n N]                   search time, paper-size model\n"
+		"with the cache manager (-M ADDR[:PORT], default 127.0.0.1:7729):\n"
+		"  server NAME ADDR PORT MEM_MB THREADS PRICE   offer a memory server\n"
+		"  create BYTES LAT_NS OPS SECONDS       allocate a cache, print its regions\n"
+		"  list | inspect ID | reshape ID BYTES | delete ID\n"
+		"  reclaim NAME SECONDS | fail NAME | restore NAME   server events\n"
+		"  cache-test -C BYTES [-X NAME] [-K PID] [-P]   a cache's semantics,\n"
+		"                                        migration, a failed server (TAP)\n"
+		"  migrate-bench -C BYTES -X NAME [-P]   latency over a migration\n"
 		"options: -p PORT (%u)  -d DEV  -r RECORD_BYTES (64)  -R READ_PCT (50)\n"
-		"         -T SECONDS per measurement (1)  -z SEED  -j (JSON)\n",
+		"         -T SECONDS per measurement (1)  -z SEED  -j (JSON)\n"
+		"         -P: migrate as the baseline (pause everything on the server)\n",
 		REDY_DEFAULT_PORT);
 }
 
@@ -591,8 +982,9 @@ int main(int argc, char **argv)
 		.seconds = 1, .gain_pct = 5, .nslo = 50, .seed = 1,
 		.span = 64ull << 20, .cfg = { 0, 1, 1, 1 },
 		.sp = { 2, 2, 16, 8 }, .lat_ns = -1, .tput = -1,
+		.mgr = "127.0.0.1", .mgr_port = 7729, .capacity = 8u << 20,
 	};
-	const char *cmd;
+	const char *cmd, *colon;
 	int opt;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -601,7 +993,7 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jh")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jhM:C:PK:X:")) != -1) {
 		switch (opt) {
 		case 'a': o.addr = optarg; break;
 		case 'p': o.port = bench_opt_u64(PROG, "-p", optarg, 1, 65535 - REDY_THREADS_MAX - 1); break;
@@ -630,15 +1022,42 @@ int main(int argc, char **argv)
 		case 'n': o.nslo = bench_opt_u64(PROG, "-n", optarg, 1, 100000); break;
 		case 'z': o.seed = bench_opt_u64(PROG, "-z", optarg, 0, UINT32_MAX); break;
 		case 'j': o.json = 1; break;
+		case 'M':
+			colon = strchr(optarg, ':');
+			if (colon)
+				o.mgr_port = bench_opt_u64(PROG, "-M port", colon + 1, 1, 65535);
+			snprintf(o.mgr, sizeof(o.mgr), "%.*s",
+				 (int)(colon ? colon - optarg : (ptrdiff_t)strlen(optarg)), optarg);
+			if (inet_pton(AF_INET, o.mgr, &(struct in_addr){ 0 }) != 1) {
+				fprintf(stderr, PROG ": -M: %s is not ADDR[:PORT]\n", optarg);
+				return 2;
+			}
+			break;
+		case 'C': o.capacity = bench_opt_u64(PROG, "-C", optarg, 65536, 1ull << 32); break;
+		case 'P': o.pause_all = 1; break;
+		case 'K': o.kill_pid = bench_opt_u64(PROG, "-K", optarg, 2, 1u << 22); break;
+		case 'X': o.reclaim = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	if (is_mgr_cmd(cmd))
+		return cmd_mgr(&o, cmd, argc - optind, argv + optind);
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
 	bench_init(PROG, o.dev);
+	if (!strcmp(cmd, "cache-test"))
+		return cmd_cache_test(&o);
+	if (!strcmp(cmd, "migrate-bench")) {
+		if (!o.reclaim || o.record > REDY_MSG_BYTES / 2 ||
+		    o.capacity <= o.record) {
+			fprintf(stderr, PROG ": migrate-bench needs -X NAME, -r below -C\n");
+			return 2;
+		}
+		return cmd_migrate_bench(&o);
+	}
 	if (!strcmp(cmd, "search-bench"))
 		return cmd_search_bench(&o);
 	if (!strcmp(cmd, "search")) {

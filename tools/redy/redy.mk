@@ -8,19 +8,24 @@
 REDY_DIR := tools/redy
 REDY_HDRS := $(wildcard $(REDY_DIR)/*.h)
 
-$(B)/tools/redyd: $(REDY_DIR)/redyd.c $(REDY_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
+$(B)/tools/redyd: $(REDY_DIR)/redyd.c $(REDY_DIR)/client.c $(REDY_HDRS) $(LIB_HDRS) \
+		$(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(REDY_DIR)/redyd.c \
-		$(B)/lib/libmrrc.a -lpthread
+		$(REDY_DIR)/client.c $(B)/lib/libmrrc.a -lpthread -lm
 
-REDY_SRCS := $(REDY_DIR)/redy.c $(REDY_DIR)/client.c $(REDY_DIR)/slo.c \
+REDY_SRCS := $(REDY_DIR)/redy.c $(REDY_DIR)/client.c $(REDY_DIR)/slo.c $(REDY_DIR)/cache.c \
 	tools/bench/benchjson.c
 $(B)/tools/redy: $(REDY_SRCS) $(REDY_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -o $@ $(REDY_SRCS) \
 		$(B)/lib/libmrrc.a -lpthread -lm
 
-tools: $(B)/tools/redyd $(B)/tools/redy
+$(B)/tools/redymgr: $(REDY_DIR)/mgr.c $(REDY_DIR)/slo.c $(REDY_HDRS) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(REDY_DIR)/mgr.c $(REDY_DIR)/slo.c -lm
+
+tools: $(B)/tools/redyd $(B)/tools/redy $(B)/tools/redymgr
 
 $(TESTS_DIR)/test_redy_slo: $(REDY_DIR)/tests/test_slo.c $(REDY_DIR)/slo.c \
 		$(REDY_HDRS) $(CFLAGS_STAMP)

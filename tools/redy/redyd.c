@@ -23,6 +23,7 @@
 #include "libmrrc.h"
 #include "mark_defined.h"
 #include "mrrc_version.h"
+#include "client.h"
 #include "wire.h"
 
 #define CONNS_MAX	64u	/* connections per thread */
@@ -47,7 +48,11 @@ struct sthread {
 	uint16_t port;
 	pthread_t tid;
 	struct sconn *conns[CONNS_MAX];
-	unsigned long batches, requests, bad;
+	unsigned long batches, requests, bad, pulled;
+	struct redy_client src;	/* where PULLs come from */
+	bool src_open;
+	uint32_t src_addr;
+	uint16_t src_port;
 };
 
 struct server {
@@ -221,6 +226,50 @@ static uint8_t *send_slot(struct sconn *c, unsigned int *slot)
 }
 
 /*
+ * REDY_OP_PULL: RDMA READs from the source server's one-sided port into
+ * our memory, 1 MiB at a time, on a connection of this thread's own (kept
+ * for the next PULL from the same server).
+ */
+static int pull(struct sthread *t, const struct redy_req *r,
+		const struct redy_pull *p)
+{
+	struct in_addr a = { .s_addr = p->addr };
+	char host[INET_ADDRSTRLEN];
+	uint64_t done;
+	uint32_t n;
+	int err = 0;
+
+	if (t->src_open && (t->src_addr != p->addr || t->src_port != p->port)) {
+		redy_client_close(&t->src);
+		t->src_open = false;
+	}
+	if (!t->src_open) {
+		inet_ntop(AF_INET, &a, host, sizeof(host));
+		err = redy_client_open(&t->src, host, p->port, -1, 1, t->srv->dev);
+		if (err) {
+			say(t, 1, "pull: connecting to %s:%u: %s", host, p->port,
+			    strerror(-err));
+			return err;
+		}
+		t->src_open = true;
+		t->src_addr = p->addr;
+		t->src_port = p->port;
+	}
+	for (done = 0; !err && done < r->len; done += n) {
+		n = r->len - done < (1u << 20) ? r->len - done : 1u << 20;
+		err = redy_client_rw(&t->src, REDY_OP_READ, p->src_off + done,
+				     t->srv->mem + r->off + done, n);
+	}
+	if (err) {
+		say(t, 1, "pull: %s", strerror(-err));
+		redy_client_close(&t->src);
+		t->src_open = false;
+	}
+	t->pulled += done;
+	return err;
+}
+
+/*
  * Executes one batch and builds its response in @out: the response's
  * length, or 0 if the batch is not well formed.
  */
@@ -242,10 +291,12 @@ static uint32_t execute(struct sthread *t, const uint8_t *in, uint32_t len,
 	dout = sizeof(*oh) + h->count * sizeof(*rs);
 	/* the sizes first: a batch is executed whole or not at all */
 	for (i = 0, need = din; i < h->count; i++) {
-		if (rq[i].len > REDY_MSG_BYTES)
+		if (rq[i].len > REDY_MSG_BYTES && rq[i].op != REDY_OP_PULL)
 			return 0;
 		if (rq[i].op == REDY_OP_WRITE)
 			need += redy_align8(rq[i].len);
+		else if (rq[i].op == REDY_OP_PULL)
+			need += sizeof(struct redy_pull);
 	}
 	if (need > len)
 		return 0;
@@ -270,6 +321,10 @@ static uint32_t execute(struct sthread *t, const uint8_t *in, uint32_t len,
 			else
 				rs[i].status = -EINVAL;
 			din += redy_align8(r->len);
+		} else if (r->op == REDY_OP_PULL) {
+			rs[i].status = inside && r->len <= REDY_PULL_MAX ?
+				       pull(t, r, (const void *)(in + din)) : -EINVAL;
+			din += sizeof(struct redy_pull);
 		} else if (r->op == REDY_OP_READ && inside) {
 			memcpy(out + dout, t->srv->mem + r->off, r->len);
 			rs[i].len = r->len;
@@ -543,6 +598,8 @@ int main(int argc, char **argv)
 		bad += srv.th[v].bad;
 		/* closing the context ends its connections and exports */
 		mrrc_close(srv.th[v].fd);
+		if (srv.th[v].src_open)
+			redy_client_close(&srv.th[v].src);
 	}
 	if (!r)
 		fprintf(stderr, "redyd: exiting: %lu batches, %lu requests, %lu refused\n",

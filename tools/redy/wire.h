@@ -19,7 +19,9 @@
  *
  * A batch that is not well formed (magic, sizes, counts) ends the
  * connection; a request outside the memory or of an unknown kind gets
- * -EINVAL in its response entry and touches nothing.
+ * -EINVAL in its response entry and touches nothing.  A server trusts
+ * its clients as memcached does: any of them may read and write all of
+ * the memory and make it PULL from any address it can reach.
  */
 #ifndef MRRC_REDY_WIRE_H
 #define MRRC_REDY_WIRE_H
@@ -38,7 +40,24 @@
 enum redy_op {
 	REDY_OP_READ = 1,
 	REDY_OP_WRITE = 2,
+	REDY_OP_PULL = 3,	/* two-sided only: see struct redy_pull */
 };
+
+/*
+ * REDY_OP_PULL: the server copies @len bytes from another memory server
+ * (@addr, @port: its one-sided port) at @src_off into its own memory at
+ * the request's @off, with RDMA READs (migration, redy-vldb2022 §6.2).
+ * The request's data is this struct; the response has no data.  The
+ * server thread that runs it serves nothing else meanwhile.
+ */
+struct redy_pull {
+	uint32_t addr;		/* IPv4, network order */
+	uint16_t port;
+	uint16_t pad;
+	uint64_t src_off;
+};
+
+#define REDY_PULL_MAX		(256u << 20)	/* bytes per PULL request */
 
 struct redy_seg {
 	uint64_t off;		/* where in the cache memory it starts */

@@ -85,16 +85,52 @@ model_ok() {
 tap "the model file, and searching it" model_ok
 tap "SLOs deployed from the model (timings printed, not asserted)" \
 	"$b/redy" slo -a $addr -p $port -m "$out/model.txt" -n 3 -T 0.2
+
+# A cache manager and three memory servers (the one above, two more):
+# a cache created, written in batches, read, reshaped; A reclaimed while
+# the cache reads and writes, its regions moving to B (full after half
+# of them) and C; then B killed: its regions fail, the rest serve, new
+# regions replace them.  Every read is checked against what was written.
+"$b/redymgr" -m "$out/model.txt" -p 7729 -r 256 > "$out/redymgr.log" 2>&1 &
+mgr=$!
+"$b/redyd" -a $addr -p 7740 -m 2 -t 1 > "$out/redyd-b.log" 2>&1 &
+pid_b=$!
+"$b/redyd" -a $addr -p 7750 -m 16 -t 1 > "$out/redyd-c.log" 2>&1 &
+pid_c=$!
+servers() {
+	for f in "$out/redyd-b.log" "$out/redyd-c.log"; do
+		i=0
+		until grep -q 'server threads, ports' "$f"; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || return 1
+			sleep 0.1
+		done
+	done
+	"$b/redy" server A $addr $port 16 2 1 &&
+	"$b/redy" server B $addr 7740 2 1 2 &&
+	"$b/redy" server C $addr 7750 16 1 3 &&
+	"$b/redy" list | grep -c '^SERVER' | grep -qx 3 &&
+	! "$b/redy" server A $addr $port 16 2 1 &&		# EEXIST
+	! "$b/redy" create 1000000000000 1000000 1 60 &&	# ENOSPC
+	! "$b/redy" create 1048576 1 1000000000 60 &&		# no configuration
+	! "$b/redy" ctl BOGUS &&
+	! "$b/redy" inspect 99
+}
+tap "the cache manager knows three memory servers, refuses what it cannot do" servers
+tap "a cache: create, batched writes, reads, reshape, migration, a killed server" \
+	"$b/redy" cache-test -C 4194304 -X A -K $pid_b
+kill $pid_c $mgr
+wait $pid_c $mgr
 tap "redyd exits 0 on SIGTERM" stop
 
 # Both programs under valgrind: the server's parsing of the bad batches,
 # the client's of the hello and the responses.
 vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all"
-$vg "$b/redyd" -a $addr -p $((port + 20)) -m 4 -t 2 > "$out/redyd.log" 2>&1 &
+$vg "$b/redyd" -a $addr -p $((port + 40)) -m 4 -t 2 > "$out/redyd.log" 2>&1 &
 pid=$!
 tap "redyd under valgrind starts" started
 tap "redy verify under valgrind, against redyd under valgrind" \
-	$vg "$b/redy" verify -a $addr -p $((port + 20))
+	$vg "$b/redy" verify -a $addr -p $((port + 40))
 tap "redyd under valgrind: no error, nothing leaked, exit 0" stop
 echo "1..$n"
 exit $rc

@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# BENCH=redy (tools/bench/run.sh, one test VM): Redy's SLO-driven
+# configuration on this testbed.  A memory server (redyd, REDY_SMAX server
+# threads) and the client tool on the VM's rxe device:
+#
+#  1. offline modelling of the space REDY_SPACE (SMAX,CMAX,BMAX,QMAX;
+#     powers of two, early termination), REDY_SECONDS per configuration:
+#     each measured configuration as lines "model_throughput_ops" and
+#     "model_latency_ns" (keys server_threads, client_threads, batch,
+#     queue_depth, record_bytes, read_pct);
+#  2. REDY_SLOS random SLOs, each met by some leaf of that model, the
+#     configuration the search picks for each deployed and measured:
+#     "slo_met" per SLO, then slo_met_fraction, slo_latency_met_fraction,
+#     slo_throughput_met_fraction, search_ms_mean (model "measured");
+#  3. search time on a synthetic model of the paper's size (1.9 million
+#     leaves) with each algorithm: search_ms_mean (model "synthetic").
+#
+# JSON lines on stdout; progress on stderr.  The model file is kept as
+# build/bench/redy-model.txt.
+set -eu
+b=build/tools
+addr=10.211.0.1
+port=7760
+space=${REDY_SPACE:-2,2,16,8}
+secs=${REDY_SECONDS:-1}
+slos=${REDY_SLOS:-50}
+record=${REDY_RECORD:-64}
+smax=${space%%,*}
+model=build/bench/redy-model.txt
+
+$b/redyd -a $addr -p $port -m 64 -t "$smax" 2> /tmp/redyd.log &
+pid=$!
+trap 'kill $pid 2> /dev/null || true' EXIT
+i=0
+until grep -q 'server threads, ports' /tmp/redyd.log; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { cat /tmp/redyd.log >&2; exit 1; }
+	sleep 0.1
+done
+$b/redy model -a $addr -p $port -S "$space" -r "$record" -T "$secs" -o $model
+# The measured leaves as JSON lines, with the keys of the run.
+kernel=${MRRC_KVER:-$(uname -r)}
+accel=$(sed -n 's/.*MRRC_ACCEL=\([^ ]*\).*/\1/p' /proc/cmdline)
+tail -n +2 $model | while read -r s c bb q lat tput; do
+	for m in "model_throughput_ops $tput ops/s" "model_latency_ns $lat ns"; do
+		set -- $m
+		printf '{"bench":"redy","metric":"%s","value":%s,"unit":"%s","server_threads":%s,"client_threads":%s,"batch":%s,"queue_depth":%s,"record_bytes":%s,"read_pct":50,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \
+			"$1" "$2" "$3" "$s" "$c" "$bb" "$q" "$record" "$kernel" \
+			"${accel:-unknown}" "${MRRC_COMMIT:-unknown}" "${MRRC_DATE:-unknown}"
+	done
+done
+$b/redy slo -a $addr -p $port -m $model -n "$slos" -T "$secs"
+$b/redy search-bench -n 100
+kill $pid
+wait $pid
+trap - EXIT

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A Redy cache (redy-vldb2022 Table 1): a byte-addressable space of a
+ * given capacity, spread as regions over memory servers (redyd) by the
+ * cache manager (redymgr), with the configuration the manager's search
+ * picked for the SLO.  Read and write synchronously, or submit requests
+ * and flush them in batches; reshape (grow, shrink); delete.
+ *
+ * A background thread asks the manager for reclaim notices and migrates
+ * the regions of a server being reclaimed to the replacements the
+ * manager gives: the new server copies each region with RDMA READs from
+ * the old one (REDY_OP_PULL).  Reads keep going to the old server until a
+ * region has moved ("unpaused reads"); writes wait only for the region
+ * being copied ("pause-on-migration writes").  With pause_all, the
+ * baseline: every read and write to the reclaimed server's regions waits
+ * until all of them have moved.  When a server fails without notice, its
+ * regions fail with -EIO (nothing else does) until
+ * redy_cache_repopulate() gives them new, empty ones.
+ *
+ * One thread does a cache's I/O (one connection per server, the
+ * configuration's b and q; its c is the number of such threads, each
+ * with a cache of its own); the migration thread is the cache's own.
+ */
+#ifndef MRRC_REDY_CACHE_H
+#define MRRC_REDY_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "slo.h"
+
+struct redy_cache;
+
+struct redy_cache_opts {
+	int pause_all;		/* baseline migration (see above) */
+	unsigned int poll_ms;	/* how often to ask for notices (100) */
+	const char *dev;	/* the RDMA device (the first) */
+};
+
+struct redy_cache_stats {
+	uint64_t reads, writes, failed;
+	uint64_t regions_migrated, bytes_migrated;
+	uint64_t waits;		/* requests that waited for a migration */
+};
+
+/*
+ * Asks the manager at @mgr:@port for a cache of @capacity bytes meeting
+ * @slo for about @duration_s seconds.  0, or -ENOENT (no configuration
+ * meets the SLO), -ENOSPC (not enough memory), -ECONNREFUSED, ...
+ */
+int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
+		      uint64_t capacity, const struct redy_slo *slo,
+		      unsigned int duration_s, const struct redy_cache_opts *o);
+uint32_t redy_cache_id(const struct redy_cache *c);
+uint64_t redy_cache_capacity(const struct redy_cache *c);
+void redy_cache_config(const struct redy_cache *c, struct redy_cfg *cfg);
+void redy_cache_stats(struct redy_cache *c, struct redy_cache_stats *st);
+
+/*
+ * 0, -EINVAL (outside [0, capacity)), or -EIO (a region on a failed
+ * server; the other regions' parts were done).
+ */
+int redy_cache_read(struct redy_cache *c, uint64_t addr, void *buf, size_t len);
+int redy_cache_write(struct redy_cache *c, uint64_t addr, const void *buf,
+		     size_t len);
+
+/* Asynchronous requests: queued by submit, run in batches by flush. */
+typedef void (*redy_cache_cb)(void *arg, int status);
+int redy_cache_submit(struct redy_cache *c, int write, uint64_t addr,
+		      void *buf, size_t len, redy_cache_cb cb, void *arg);
+/* Runs what was submitted, in order; calls each callback: how many. */
+int redy_cache_flush(struct redy_cache *c);
+
+/*
+ * Grows or shrinks the cache (same configuration): 0 or -ENOSPC.  Not
+ * while regions are moving (redy_cache_migrating()).
+ */
+int redy_cache_reshape(struct redy_cache *c, uint64_t capacity);
+/* New, empty regions for those of failed servers: how many, or -errno. */
+int redy_cache_repopulate(struct redy_cache *c);
+/* Regions still to move (reclaim notices being handled). */
+unsigned int redy_cache_migrating(struct redy_cache *c);
+/* Gives the cache back to the manager and frees it. */
+int redy_cache_delete(struct redy_cache *c);
+
+#endif
