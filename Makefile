@@ -367,6 +367,7 @@ docs:
 # (copy build/bench/<name>.jsonl there after `make bench` to update them).
 bench-tables:
 	@tools/bench/bench-tables.py
+	@tools/bench/bench-tables.py Documentation/redy.rst
 
 # ---- install --------------------------------------------------------------
 

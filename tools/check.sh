@@ -153,6 +153,8 @@ install_ok() {
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man3/mrrc_bind.3" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man8/mrrc.8" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man4/mrrc_blk.4" &&
+	test -x "$d/usr/bin/redyd" && test -x "$d/usr/bin/redymgr" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man1/redy.1" &&
 	test "$($pc --modversion libmrrc)" = "$VERSION" &&
 	test -f "$d/usr/lib/libmrrckv.a" &&
 	test -f "$d/usr/include/mrrc/kv/kvclient.h" &&
@@ -205,10 +207,12 @@ for d in Documentation/*.rst; do
 done
 check "benchmarks.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check
+check "redy.rst's tables are what Documentation/data gives" \
+	tools/bench/bench-tables.py --check Documentation/redy.rst
 check "make docs draws the figures and writes the HTML" \
-	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk; do
+	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk redy-slo redy-migration; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
-for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1 tools/redy/redy.1 tools/redy/redyd.8 tools/redy/redymgr.8; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."

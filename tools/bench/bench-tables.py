@@ -360,7 +360,85 @@ def t_blk(datadir, kernel=None):
                   "cache hits"], body) + where(rows)
 
 
-TABLES = {"kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+def t_redy_slo(datadir):
+    """Redy's SLO accuracy (BENCH=redy): the random SLOs met by the
+    configuration the search picked, by latency, by throughput; the mean
+    search time on the measured model and on the paper-size synthetic one
+    per algorithm, with the leaves each read."""
+    rows = load(datadir, "redy")
+    body = []
+    for metric, name in (("slo_met_fraction", "SLOs met (both)"),
+                         ("slo_latency_met_fraction", "latency SLO met"),
+                         ("slo_throughput_met_fraction", "throughput SLO met")):
+        v = pick(rows, metric=metric)
+        n = [r["slos"] for r in rows if r["metric"] == metric]
+        body.append([name, "—" if v is None else f"{100 * v:.0f} % of {n[0]}"])
+    v = pick(rows, metric="search_ms_mean", model="measured")
+    lv = [r["leaves"] for r in rows if r["metric"] == "search_ms_mean"
+          and r.get("model") == "measured"]
+    body.append([f"search, measured model ({lv[0] if lv else '—'} leaves)",
+                 "—" if v is None else f"{v * 1000:.1f} µs"])
+    for algo in ("bounded", "fig10", "exhaustive"):
+        hit = [r for r in rows if r["metric"] == "search_ms_mean"
+               and r.get("model") == "synthetic" and r.get("algorithm") == algo]
+        if hit:
+            r = hit[0]
+            body.append([f"search, {algo}, synthetic ({grouped(r['leaves'])} leaves)",
+                         f"{r['value']:.3f} ms, {grouped(r['leaves_read_mean'])} leaves read"])
+    if not rows:
+        raise DataError("redy: no lines")
+    return table(["", "measured"], body) + where(rows)
+
+
+def t_redy_model(datadir):
+    """The measured leaves of Redy's model: throughput and mean latency
+    per configuration (s server threads, c clients, b per batch, q in
+    flight)."""
+    rows = [r for r in load(datadir, "redy") if r["metric"] == "model_throughput_ops"]
+    body = []
+    for r in rows:
+        lat = pick(load(datadir, "redy"), metric="model_latency_ns",
+                   server_threads=r["server_threads"],
+                   client_threads=r["client_threads"], batch=r["batch"],
+                   queue_depth=r["queue_depth"])
+        body.append([str(r["server_threads"]), str(r["client_threads"]),
+                     str(r["batch"]), str(r["queue_depth"]), grouped(r["value"]),
+                     us(lat)])
+    if not body:
+        raise DataError("redy: no model lines")
+    return table(["s", "c", "b", "q", "requests/s", "mean µs"], body) + where(rows)
+
+
+def t_redy_migration(datadir):
+    """A cache's regions migrating (BENCH=redy): per mode and operation
+    the mean latency before the notice, while regions move and after;
+    the worst single request while they move; and how long it took."""
+    rows = [r for r in load(datadir, "redy")
+            if r["metric"] == "migration_latency_mean_ns"]
+    body = []
+    for mode in ("optimized", "baseline"):
+        for op in ("read", "write"):
+            sel = [r for r in rows if r["mode"] == mode and r["op"] == op]
+            if not sel:
+                continue
+            t0, t1 = sel[0]["notice_ms"], sel[0]["migrated_ms"]
+            def mean(lo, hi):
+                x = [r for r in sel if lo <= r["t_ms"] < hi]
+                n = sum(r["ops"] for r in x)
+                return sum(r["value"] * r["ops"] for r in x) / n if n else None
+            during = [r for r in sel if t0 <= r["t_ms"] < t1]
+            worst = max((r["latency_max_ns"] for r in during), default=None)
+            body.append([mode, op, us(mean(0, t0)), us(mean(t0, t1)),
+                         us(mean(t1, 1e12)), us(worst),
+                         f"{(t1 - t0) / 1000:.2f} s, {sel[0]['regions']} regions"])
+    if not body:
+        raise DataError("redy: no migration lines")
+    return table(["mode", "op", "before µs", "moving µs", "after µs",
+                  "worst µs", "migration"], body) + where(rows)
+
+
+TABLES = {"redy_slo": t_redy_slo, "redy_model": t_redy_model,
+          "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 
 

@@ -13,6 +13,10 @@
 #                       against value size, 1 and 8 clients, 90 % GETs
 #   blk.png             mrrc_blk against nvme-rdma: IOPS and p50 latency
 #                       per fio job, on the newest kernel measured
+#   redy-migration.png  a Redy cache's read and write latency over a
+#                       migration, optimised and baseline
+#   redy-slo.png        random SLOs against what the chosen configuration
+#                       delivered
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -103,6 +107,22 @@ with open(os.path.join(tmp, "blk"), "w") as f:
         f.write(f'"{rw} {bs // 1024}K QD{qd}" ' + " ".join(
             str(bv(m, d, rw, bs, qd)) for m in ("iops", "lat_p50_us")
             for d in ("mrrc_blk", "nvme_rdma")) + "\n")
+
+redy = load("redy")
+for mode in ("optimized", "baseline"):
+    for op in ("read", "write"):
+        put(f"redy-mig-{mode}-{op}",
+            [(r["t_ms"] / 1000, r["value"] / 1000) for r in redy
+             if r["metric"] == "migration_latency_mean_ns"
+             and r["mode"] == mode and r["op"] == op])
+marks = [r for r in redy if r["metric"] == "migration_latency_mean_ns"
+         and r["mode"] == "optimized"]
+with open(os.path.join(tmp, "redy-mig"), "w") as f:
+    if marks:
+        f.write(f'{marks[0]["notice_ms"] / 1000} {marks[0]["migrated_ms"] / 1000}\n')
+slo = [r for r in redy if r["metric"] == "slo_met"]
+put("redy-slo-lat", [(r["slo_latency_ns"] / 1000, r["latency_mean_ns"] / 1000) for r in slo])
+put("redy-slo-tput", [(r["slo_throughput_ops"], r["throughput_ops"]) for r in slo])
 PY
 
 style='set terminal pngcairo size 800,480 noenhanced font ",10"
@@ -199,6 +219,47 @@ set title "p50 latency, ms (lower is better)"
 set logscale y
 set yrange [*:*]
 plot "$tmp/blk" using (\$4/1000):xtic(1) title "mrrc_blk", "" using (\$5/1000) title "nvme-rdma"
+unset multiplot
+GP
+fi
+if [ -s "$tmp/redy-mig" ]; then
+	read -r notice moved < "$tmp/redy-mig"
+	gnuplot <<GP
+$style
+set terminal pngcairo size 1000,480 noenhanced font ",10"
+set output "$out/redy-migration.png"
+set multiplot layout 1,2 title "A Redy cache's regions migrating (BENCH=redy): mean latency per 50 ms"
+set style data lines
+set xlabel "time (s); notice at $notice s"
+set ylabel "µs"
+set logscale y
+set arrow 1 from $notice, graph 0 to $notice, graph 1 nohead dt 2
+set title "reads"
+plot "$tmp/redy-mig-optimized-read" title "unpaused reads" lw 2, \
+     "$tmp/redy-mig-baseline-read" title "baseline (paused)"
+set title "writes"
+plot "$tmp/redy-mig-optimized-write" title "pause-on-migration writes" lw 2, \
+     "$tmp/redy-mig-baseline-write" title "baseline (paused)"
+unset multiplot
+GP
+fi
+if [ -s "$tmp/redy-slo-lat" ]; then
+	gnuplot <<GP
+$style
+set terminal pngcairo size 1000,480 noenhanced font ",10"
+set output "$out/redy-slo.png"
+set multiplot layout 1,2 title "Random SLOs and what the chosen configuration delivered (BENCH=redy)"
+set style data points
+set logscale xy
+set key top left
+set title "latency: met below the line"
+set xlabel "SLO mean latency (µs)"
+set ylabel "measured mean latency (µs)"
+plot "$tmp/redy-slo-lat" title "SLOs" pt 7, x title "measured = SLO" with lines
+set title "throughput: met above the line"
+set xlabel "SLO throughput (requests/s)"
+set ylabel "measured (requests/s)"
+plot "$tmp/redy-slo-tput" title "SLOs" pt 7, x title "measured = SLO" with lines
 unset multiplot
 GP
 fi

@@ -33,3 +33,19 @@ $(TESTS_DIR)/test_redy_slo: $(REDY_DIR)/tests/test_slo.c $(REDY_DIR)/slo.c \
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(REDY_DIR) -o $@ $< \
 		$(REDY_DIR)/slo.c -lcmocka -lm
 UNIT_TESTS += $(TESTS_DIR)/test_redy_slo
+
+install: install-redy
+install-redy: $(B)/tools/redyd $(B)/tools/redy $(B)/tools/redymgr
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/tools/redyd $(B)/tools/redy $(B)/tools/redymgr $(DESTDIR)$(BINDIR)/
+	$(call man_install,$(REDY_DIR)/redy.1,$(DESTDIR)$(MANDIR)/man1)
+	$(call man_install,$(REDY_DIR)/redyd.8,$(DESTDIR)$(MANDIR)/man8)
+	$(call man_install,$(REDY_DIR)/redymgr.8,$(DESTDIR)$(MANDIR)/man8)
+
+uninstall: uninstall-redy
+uninstall-redy:
+	rm -f $(DESTDIR)$(BINDIR)/redyd $(DESTDIR)$(BINDIR)/redy $(DESTDIR)$(BINDIR)/redymgr
+	rm -f $(DESTDIR)$(MANDIR)/man1/redy.1 $(DESTDIR)$(MANDIR)/man8/redyd.8 \
+		$(DESTDIR)$(MANDIR)/man8/redymgr.8
+
+.PHONY: install-redy uninstall-redy
