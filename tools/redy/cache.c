@@ -51,6 +51,7 @@ struct pending {
 struct redy_cache {
 	int mgr;			/* TCP to the manager, under mgr_lock */
 	pthread_mutex_t mgr_lock;
+	pthread_mutex_t mig_lock;	/* a round of migration, or a reshape */
 	uint32_t id;
 	struct redy_cfg cfg;
 	uint64_t capacity, region_bytes;
@@ -111,14 +112,17 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 		char *end;
 
 		n = read(c->mgr, ans + len, ANSWER_MAX - 1 - len);
-		if (n <= 0) {
-			r = n ? -errno : -ECONNRESET;
+		if (n <= 0) {	/* SO_RCVTIMEO: a silent manager is an error */
+			r = !n ? -ECONNRESET : errno == EAGAIN ? -ETIMEDOUT : -errno;
 			goto out;
 		}
 		len += n;
 		ans[len] = '\0';
 		end = strstr(ans, "END\n");
 		if (end && (end == ans || end[-1] == '\n')) {
+			/* one request, one answer: nothing may follow */
+			if (end + 4 != ans + len)
+				r = -EPROTO;
 			*end = '\0';
 			break;
 		}
@@ -127,6 +131,8 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 			goto out;
 		}
 	}
+	if (r)
+		goto out;
 	if (!strncmp(ans, "ERR ", 4)) {
 		r = -EPROTO;
 		if (!strncmp(ans + 4, "ENOENT", 6))
@@ -162,7 +168,7 @@ static int srv_index(struct redy_cache *c, const char *addr, unsigned int port)
 }
 
 /* Reads a region table ("OK id s c b q n bytes", "REGION ..." lines). */
-static int parse_table(struct redy_cache *c, const char *ans)
+static int parse_table(struct redy_cache *c, const char *ans, uint64_t capacity)
 {
 	unsigned int id, n, i, idx, port;
 	unsigned long long rb, off;
@@ -175,8 +181,9 @@ static int parse_table(struct redy_cache *c, const char *ans)
 	if (sscanf(ans, "OK %u %u %u %u %u %u %llu", &id, &cfg.s, &cfg.c,
 		   &cfg.b, &cfg.q, &n, &rb) != 7 || !n || !rb ||
 	    (c->id && id != c->id) || cfg.q > REDY_DEPTH_MAX || !cfg.q ||
-	    cfg.b > REDY_BATCH_MAX || !cfg.b)
-		return -EPROTO;
+	    cfg.b > REDY_BATCH_MAX || !cfg.b || cfg.s > REDY_THREADS_MAX ||
+	    n > (1u << 20) || rb > (1ull << 40) || (uint64_t)n * rb < capacity)
+		return -EPROTO;	/* the regions must cover the capacity */
 	reg = calloc(n, sizeof(*reg));
 	if (!reg)
 		return -ENOMEM;
@@ -206,6 +213,7 @@ static int parse_table(struct redy_cache *c, const char *ans)
 	c->id = id;
 	c->cfg = cfg;
 	c->region_bytes = rb;
+	c->capacity = capacity;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 fail:
@@ -296,6 +304,11 @@ static void run_pieces(struct redy_cache *c, struct piece *pc, unsigned int n)
 			if (cl)
 				r = redy_client_batch(cl, io, k, c->cfg.s ? c->cfg.b : 1);
 		}
+		if (r && c->srv[s]->io_open) {
+			/* ends what the connection still had in flight */
+			redy_client_close(&c->srv[s]->io);
+			c->srv[s]->io_open = false;
+		}
 		pthread_mutex_lock(&c->lock);
 		if (r && !c->srv[s]->failed) {
 			srv_failed(c, s);
@@ -353,7 +366,8 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 				len = REDY_MSG_BYTES / 2;
 			waited = false;
 			pthread_mutex_lock(&c->lock);
-			while ((r = may_go(c, reg, p[i].write)) == -EAGAIN) {
+			while ((r = reg < c->nreg ? may_go(c, reg, p[i].write) : -EIO) ==
+			       -EAGAIN) {
 				if (np) {	/* let the migration go on */
 					pthread_mutex_unlock(&c->lock);
 					run_pieces(c, pc, np);
@@ -369,9 +383,9 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 			}
 			c->st.waits += waited;
 			if (r) {
+				c->st.failed++;
 				pthread_mutex_unlock(&c->lock);
 				status[i] = r;
-				c->st.failed++;
 				continue;
 			}
 			if (p[i].write)
@@ -391,10 +405,12 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 				np = 0;
 			}
 		}
+		pthread_mutex_lock(&c->lock);
 		if (p[i].write)
 			c->st.writes++;
 		else
 			c->st.reads++;
+		pthread_mutex_unlock(&c->lock);
 	}
 	run_pieces(c, pc, np);
 	for (j = 0; j < np; j++)
@@ -442,6 +458,7 @@ int redy_cache_submit(struct redy_cache *c, int write, uint64_t addr,
 int redy_cache_flush(struct redy_cache *c)
 {
 	unsigned int i, n = c->nq;
+	struct pending *q;
 	int *st;
 
 	if (!n)
@@ -450,10 +467,14 @@ int redy_cache_flush(struct redy_cache *c)
 	if (!st)
 		return -ENOMEM;
 	run_requests(c, c->q, n, st);
-	c->nq = 0;
+	/* callbacks may submit again: they get a fresh queue */
+	q = c->q;
+	c->q = NULL;
+	c->nq = c->qcap = 0;
 	for (i = 0; i < n; i++)
-		if (c->q[i].cb)
-			c->q[i].cb(c->q[i].arg, st[i]);
+		if (q[i].cb)
+			q[i].cb(q[i].arg, st[i]);
+	free(q);
 	free(st);
 	return n;
 }
@@ -467,8 +488,8 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 	unsigned int port;
 	unsigned long long off;
 	struct srvconn *old, *nw;
-	uint64_t old_off;
-	int s, r;
+	uint64_t old_off, done, n;
+	int s, r = 0;
 
 	r = mgr_req(c, ans, "REPLACE %u %u", c->id, i);
 	if (r)
@@ -476,7 +497,7 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 	if (sscanf(ans, "OK %15s %u %llu", addr, &port, &off) != 3 || port > 65535)
 		return -EPROTO;
 	pthread_mutex_lock(&c->lock);
-	s = srv_index(c, addr, port);
+	s = i < c->nreg ? srv_index(c, addr, port) : -ENOENT;
 	if (s < 0) {
 		pthread_mutex_unlock(&c->lock);
 		return s;
@@ -491,9 +512,19 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 	if (!nw->ctl_open) {
 		r = redy_client_open(&nw->ctl, nw->addr, nw->port, 0, 1, c->opts.dev);
 		nw->ctl_open = !r;
+		/* a 256 MiB PULL takes time: wait for it, not 5 s */
+		nw->ctl.wait_ms = 120000;
 	}
-	r = r ?: redy_client_pull(&nw->ctl, off, c->region_bytes, old->addr,
-				  old->port, old_off);
+	for (done = 0; !r && done < c->region_bytes; done += n) {
+		n = c->region_bytes - done < REDY_PULL_MAX ?
+		    c->region_bytes - done : REDY_PULL_MAX;
+		r = redy_client_pull(&nw->ctl, off + done, n, old->addr,
+				     old->port, old_off + done);
+	}
+	if (r && nw->ctl_open) {
+		redy_client_close(&nw->ctl);
+		nw->ctl_open = false;
+	}
 	pthread_mutex_lock(&c->lock);
 	if (r) {
 		c->reg[i].st = REG_FAILED;
@@ -521,7 +552,8 @@ static void *mig_thread(void *arg)
 	if (!ans)
 		return NULL;
 	for (;;) {
-		struct timespec ts = { 0, (long)c->opts.poll_ms * 1000000 };
+		struct timespec ts = { c->opts.poll_ms / 1000,
+				       (long)(c->opts.poll_ms % 1000) * 1000000 };
 		double now;
 
 		pthread_mutex_lock(&c->lock);
@@ -537,7 +569,9 @@ static void *mig_thread(void *arg)
 		c->lat_sum_ns = 0;
 		c->lat_n = 0;
 		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&c->mig_lock);
 		if (mgr_req(c, ans, "NOTICES %u %.0f %.0f", c->id, lat, tput)) {
+			pthread_mutex_unlock(&c->mig_lock);
 			nanosleep(&ts, NULL);
 			continue;
 		}
@@ -572,6 +606,7 @@ static void *mig_thread(void *arg)
 		c->evacuating = -1;
 		pthread_cond_broadcast(&c->cond);
 		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_unlock(&c->mig_lock);
 		if (!n)
 			nanosleep(&ts, NULL);
 	}
@@ -586,7 +621,9 @@ int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 		      unsigned int duration_s, const struct redy_cache_opts *o)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tmo = { .tv_sec = 10 };
 	struct redy_cache *c;
+	unsigned int i;
 	char *ans;
 	int r;
 
@@ -606,19 +643,28 @@ int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 	c->evacuating = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->mgr_lock, NULL);
+	pthread_mutex_init(&c->mig_lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	c->mgr = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->mgr < 0 || connect(c->mgr, (struct sockaddr *)&sin, sizeof(sin))) {
+	if (c->mgr < 0 || connect(c->mgr, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    setsockopt(c->mgr, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo))) {
 		r = -errno;
 		goto fail;
 	}
 	r = mgr_req(c, ans, "ALLOCATE %llu %.0f %.0f %u",
 		    (unsigned long long)capacity, slo->lat_ns, slo->tput_ops,
 		    duration_s);
-	r = r ?: parse_table(c, ans);
 	if (r)
 		goto fail;
-	c->capacity = capacity;
+	r = parse_table(c, ans, capacity);
+	if (r) {
+		unsigned int id;
+
+		/* give back what the manager allocated */
+		if (sscanf(ans, "OK %u", &id) == 1)
+			mgr_req(c, ans, "DEALLOCATE %u", id);
+		goto fail;
+	}
 	r = -pthread_create(&c->mig, NULL, mig_thread, c);
 	if (r) {
 		mgr_req(c, ans, "DEALLOCATE %u", c->id);
@@ -631,8 +677,8 @@ fail:
 	if (c->mgr >= 0)
 		close(c->mgr);
 	free(c->reg);
-	for (r = 0; r < (int)SRV_MAX; r++)
-		free(c->srv[r]);
+	for (i = 0; i < SRV_MAX; i++)
+		free(c->srv[i]);
 	free(c);
 	free(ans);
 	return r ? r : -EIO;
@@ -677,11 +723,12 @@ int redy_cache_reshape(struct redy_cache *c, uint64_t capacity)
 
 	if (!ans)
 		return -ENOMEM;
+	/* after the migrations under way, and none begins meanwhile */
+	pthread_mutex_lock(&c->mig_lock);
 	r = capacity ? mgr_req(c, ans, "RESIZE %u %llu", c->id,
 			       (unsigned long long)capacity) : -EINVAL;
-	r = r ?: parse_table(c, ans);
-	if (!r)
-		c->capacity = capacity;
+	r = r ?: parse_table(c, ans, capacity);
+	pthread_mutex_unlock(&c->mig_lock);
 	free(ans);
 	return r;
 }
@@ -695,6 +742,7 @@ int redy_cache_repopulate(struct redy_cache *c)
 
 	if (!ans)
 		return -ENOMEM;
+	pthread_mutex_lock(&c->mig_lock);
 	for (i = 0; i < c->nreg && !r; i++) {
 		pthread_mutex_lock(&c->lock);
 		s = c->reg[i].st == REG_FAILED;
@@ -716,6 +764,7 @@ int redy_cache_repopulate(struct redy_cache *c)
 		pthread_mutex_unlock(&c->lock);
 		r = s < 0 ? s : 0;
 	}
+	pthread_mutex_unlock(&c->mig_lock);
 	free(ans);
 	return r ? r : (int)n;
 }
@@ -741,6 +790,7 @@ int redy_cache_delete(struct redy_cache *c)
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->mgr_lock);
+	pthread_mutex_destroy(&c->mig_lock);
 	free(c->reg);
 	free(c->q);
 	free(c);

@@ -72,8 +72,8 @@ int redy_cache_submit(struct redy_cache *c, int write, uint64_t addr,
 int redy_cache_flush(struct redy_cache *c);
 
 /*
- * Grows or shrinks the cache (same configuration): 0 or -ENOSPC.  Not
- * while regions are moving (redy_cache_migrating()).
+ * Grows or shrinks the cache (same configuration): 0 or -ENOSPC.  Waits
+ * for the migrations under way (no region moves while it runs).
  */
 int redy_cache_reshape(struct redy_cache *c, uint64_t capacity);
 /* New, empty regions for those of failed servers: how many, or -errno. */

@@ -99,7 +99,8 @@ static int hello(struct redy_client *c)
 	c->threads = h->threads;
 	c->nsegs = h->nsegs;
 	memcpy(c->seg, h->seg, h->nsegs * sizeof(h->seg[0]));
-	return post_recv(c, 0);
+	/* one-sided, the server has nothing more to send */
+	return c->one_sided ? 0 : post_recv(c, 0);
 }
 
 int redy_client_open(struct redy_client *c, const char *addr, uint16_t port,
@@ -214,12 +215,19 @@ static uint32_t batch_build(struct redy_client *c, unsigned int slot,
 	h->pad = 0;
 	h->seq = (uint64_t)slot << 48 | (c->seq++ & 0xffffffffffffull);
 	memcpy(h + 1, rq, n * sizeof(*rq));
+	/* what the response must match */
+	c->sent_seq[slot] = h->seq;
+	c->sent_n[slot] = n;
+	memcpy(c->sent[slot], rq, n * sizeof(*rq));
 	for (i = 0; i < n; i++) {
 		uint32_t len = rq[i].op == REDY_OP_WRITE ? rq[i].len :
 			       rq[i].op == REDY_OP_PULL ? sizeof(struct redy_pull) : 0;
 
 		if (data && data[i] && len)
 			memcpy(m + off, data[i], len);
+		else
+			memset(m + off, 0, len);
+		memset(m + off + len, 0, redy_align8(len) - len);
 		off += redy_align8(len);
 	}
 	return off;
@@ -255,43 +263,57 @@ static int batch_fits(const struct redy_req *rq, unsigned int n)
 	return in <= REDY_MSG_BYTES && out <= REDY_MSG_BYTES ? 0 : -EINVAL;
 }
 
-/* The send slot a response in receive slot @rslot answers, or -EPROTO. */
-static int response_slot(struct redy_client *c, unsigned int rslot, uint32_t len)
+/*
+ * The send slot a response in receive slot @rslot answers: its echoed
+ * sequence number must be that of a batch in flight (@busy), or -EPROTO.
+ */
+static int response_slot(struct redy_client *c, unsigned int rslot, uint32_t len,
+			 const bool *busy)
 {
 	const uint8_t *m = c->rbuf + (size_t)rslot * REDY_MSG_BYTES;
 	const struct redy_rsp_hdr *h = (const void *)m;
+	unsigned int slot;
 
 	if (rslot >= c->depth || len > REDY_MSG_BYTES || len < sizeof(*h))
 		return -EPROTO;
 	mark_defined(m, len);
-	if (h->magic != REDY_MAGIC || (h->seq >> 48) >= c->depth)
+	slot = h->seq >> 48;
+	if (h->magic != REDY_MAGIC || slot >= c->depth || !busy[slot] ||
+	    h->seq != c->sent_seq[slot])
 		return -EPROTO;
-	return h->seq >> 48;
+	return slot;
 }
 
 /*
- * Checks a response in receive slot @rslot against the batch of @n it
- * answers (response_slot() first); with @out, READ data are copied there.
- * 0, -EREMOTEIO if a request failed (its entry says why), -EPROTO.
+ * Checks the response in receive slot @rslot to the batch of send slot
+ * @slot (response_slot() first): one entry per request, a status that is
+ * 0 or an errno, exactly the bytes a READ asked for and none otherwise.
+ * With @out, READ data are copied there.  0, -EREMOTEIO if a request
+ * failed (its entry says why), or -EPROTO.
  */
 static int response(struct redy_client *c, unsigned int rslot, uint32_t len,
-		    unsigned int n, void *const *out)
+		    unsigned int slot, void *const *out)
 {
 	const uint8_t *m = c->rbuf + (size_t)rslot * REDY_MSG_BYTES;
 	const struct redy_rsp_hdr *h = (const void *)m;
 	const struct redy_rsp *rs = (const void *)(h + 1);
-	uint32_t off = sizeof(*h) + n * sizeof(*rs);
-	unsigned int i;
+	const struct redy_req *rq = c->sent[slot];
+	unsigned int i, n = c->sent_n[slot];
+	uint64_t off = sizeof(*h) + (uint64_t)n * sizeof(*rs);
 	int st = 0;
 
 	if (len < off || h->count != n)
 		return -EPROTO;
 	for (i = 0; i < n; i++) {
-		if (rs[i].len > len - off)
+		uint32_t want = rq[i].op == REDY_OP_READ && !rs[i].status ?
+				rq[i].len : 0;
+
+		if (rs[i].status > 0 || rs[i].status < -4095 ||
+		    rs[i].len != want || redy_align8(want) > len - off)
 			return -EPROTO;
-		if (out && out[i] && !rs[i].status)
-			memcpy(out[i], m + off, rs[i].len);
-		off += redy_align8(rs[i].len);
+		if (out && out[i] && want)
+			memcpy(out[i], m + off, want);
+		off += redy_align8(want);
 		if (rs[i].status)
 			st = -EREMOTEIO;
 	}
@@ -308,6 +330,9 @@ static unsigned int batch_span(const struct redy_io *io, unsigned int i,
 	for (k = 0; k < b && i + k < n; k++) {
 		const struct redy_io *x = &io[i + k];
 		uint64_t din = sizeof(struct redy_req), dout = sizeof(struct redy_rsp);
+
+		if (x->op != REDY_OP_PULL && x->len > REDY_MSG_BYTES)
+			break;
 
 		if (x->op == REDY_OP_WRITE)
 			din += redy_align8(x->len);
@@ -399,6 +424,8 @@ int redy_client_batch(struct redy_client *c, struct redy_io *io,
 		k = (e.wr_id >> 16) & 0xffff;
 		if (k == WR_SEND)
 			continue;
+		if (k == WR_RECV && c->one_sided)
+			return -EPROTO;	/* the server has nothing to send */
 		if (k == WR_DATA) {
 			slot = e.wr_id & 0xffff;
 			if (slot >= c->depth || !busy[slot])
@@ -410,16 +437,14 @@ int redy_client_batch(struct redy_client *c, struct redy_io *io,
 			unsigned int rs = e.wr_id & 0xffff;
 			const struct redy_rsp *rsp;
 
-			r = response_slot(c, rs, e.byte_len);
+			r = response_slot(c, rs, e.byte_len, busy);
 			if (r < 0)
 				return r;
 			slot = r;
-			if (!busy[slot])
-				return -EPROTO;
 			for (j = 0; j < cnt[slot]; j++)
 				out[j] = io[first[slot] + j].op == REDY_OP_READ ?
 					 io[first[slot] + j].buf : NULL;
-			st = response(c, rs, e.byte_len, cnt[slot], out);
+			st = response(c, rs, e.byte_len, slot, out);
 			if (st < 0 && st != -EREMOTEIO)
 				return st;
 			rsp = (const void *)(c->rbuf + (size_t)rs * REDY_MSG_BYTES +
@@ -522,6 +547,7 @@ int redy_client_run(struct redy_client *c, const struct redy_load *l,
 	uint64_t nrec;
 	unsigned int inflight = 0, slot, i, b = c->one_sided ? 1 : l->batch;
 	struct mrrc_cqe e[32];
+	bool busy[REDY_DEPTH_MAX];
 	uint8_t *buf;
 	int n, k, r = 0;
 
@@ -588,15 +614,20 @@ int redy_client_run(struct redy_client *c, const struct redy_load *l,
 				return e[k].status;
 			if (kind == WR_SEND)
 				continue;
+			if (kind == WR_RECV && c->one_sided)
+				return -EPROTO;
 			if (kind == WR_DATA) {
 				slot = e[k].wr_id & 0xffff;
 			} else {
-				r = response_slot(c, e[k].wr_id & 0xffff, e[k].byte_len);
+				for (i = 0; i < REDY_DEPTH_MAX; i++)
+					busy[i] = t0[i] != 0;
+				r = response_slot(c, e[k].wr_id & 0xffff, e[k].byte_len,
+						  busy);
 				if (r < 0)
 					return r;
 				slot = r;
 				r = response(c, e[k].wr_id & 0xffff, e[k].byte_len,
-					     b, NULL);
+					     slot, NULL);
 				if (r)
 					return r;
 				r = post_recv(c, e[k].wr_id & 0xffff);

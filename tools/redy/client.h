@@ -27,6 +27,10 @@ struct redy_client {
 	uint8_t *rbuf, *sbuf;		/* depth slots of REDY_MSG_BYTES */
 	uint64_t seq;
 	int wait_ms;
+	/* the batches in flight, per send slot, for checking responses */
+	uint64_t sent_seq[REDY_DEPTH_MAX];
+	unsigned int sent_n[REDY_DEPTH_MAX];
+	struct redy_req sent[REDY_DEPTH_MAX][REDY_BATCH_MAX];
 };
 
 /*
@@ -62,7 +66,9 @@ struct redy_io {
  * Runs @n requests, up to @b per batch (two-sided) and c->depth batches
  * (or one-sided operations) in flight, and waits for all.  Each request's
  * status is set (-EINVAL: outside the memory, too long, PULL one-sided).
- * 0, or the error that broke the connection (statuses then undefined).
+ * 0, or the error that broke the connection (statuses then undefined):
+ * operations may then still be in flight, and the only thing to do with
+ * the connection is redy_client_close() (which ends them).
  */
 int redy_client_batch(struct redy_client *c, struct redy_io *io,
 		      unsigned int n, unsigned int b);

@@ -31,7 +31,7 @@
 
 #define SERVERS_MAX	32u
 #define CACHES_MAX	64u
-#define CLIENTS_MAX	32u
+#define CLIENTS_MAX	128u
 #define LINE_MAX_BYTES	512u
 #define REGIONS_MAX	1024u	/* per server */
 #define MGR_PORT	7729u
@@ -99,26 +99,44 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Appends to an answer (a fixed buffer; long answers are cut). */
+/*
+ * An answer, grown as needed (a region table has a line per region).
+ * Out of memory, what does not fit is dropped and the answer becomes an
+ * error (request() ends every answer with END either way).
+ */
 struct out {
-	char buf[65536];
-	size_t len;
+	char *buf;
+	size_t len, cap;
+	bool oom;
 };
 
 static void __attribute__((format(printf, 2, 3)))
 put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
+	size_t want;
+	char *nb;
 	int n;
 
-	if (o->len >= sizeof(o->buf))
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n < sizeof(o->buf) - o->len ?
-			  (size_t)n : sizeof(o->buf) - o->len;
+	if (n < 0 || o->oom)
+		return;
+	want = o->len + n + 1;
+	if (want > o->cap) {
+		nb = realloc(o->buf, want * 2);
+		if (!nb) {
+			o->oom = true;
+			return;
+		}
+		o->buf = nb;
+		o->cap = want * 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	o->len += n;
 }
 
 static struct server *server_named(const char *name)
@@ -306,7 +324,10 @@ static void cmd_allocate(struct out *o, char **a, int n)
 		return;
 	}
 	c = &m.cache[i];
-	c->id = m.next_id++;
+	/* ids are never 0 (a free slot) nor one in use */
+	do {
+		c->id = m.next_id++;
+	} while (!c->id || cache_of(c->id) != c);
 	c->capacity = cap;
 	c->slo = slo;
 	c->duration = dur;
@@ -338,7 +359,8 @@ static void cmd_resize(struct out *o, char **a, int n)
 		err_out(o, -ENOENT, "no such cache");
 		return;
 	}
-	r = resize(c, (cap + m.region_bytes - 1) / m.region_bytes);
+	r = (cap + m.region_bytes - 1) / m.region_bytes > REGIONS_MAX * SERVERS_MAX ?
+	    -ENOSPC : resize(c, (cap + m.region_bytes - 1) / m.region_bytes);
 	if (r) {
 		err_out(o, r, "not enough memory");
 		return;
@@ -554,6 +576,11 @@ static void request(char *line, struct out *o)
 		cmd_inspect(o, a, n);
 	else
 		err_out(o, -EINVAL, "unknown request");
+	if (o->oom) {
+		o->oom = false;
+		o->len = 0;
+		err_out(o, -ENOMEM, "no memory for the answer");
+	}
 	put(o, "END\n");
 }
 
@@ -569,6 +596,7 @@ static void client_read(struct client *c)
 {
 	static struct out o;
 	char *nl;
+	ssize_t w;
 	ssize_t n;
 
 	n = read(c->fd, c->in + c->len, sizeof(c->in) - 1 - c->len);
@@ -585,7 +613,9 @@ static void client_read(struct client *c)
 		if (m.verbose)
 			fprintf(stderr, "redymgr: %s -> %.*s", c->in,
 				(int)(strchr(o.buf, '\n') - o.buf + 1), o.buf);
-		if (write(c->fd, o.buf, o.len) != (ssize_t)o.len) {
+		/* SO_SNDTIMEO: a client that does not read is dropped */
+		w = o.len ? write(c->fd, o.buf, o.len) : 0;
+		if (w != (ssize_t)o.len) {
 			client_close(c);
 			return;
 		}
@@ -615,6 +645,7 @@ int main(int argc, char **argv)
 				   .sin_port = htons(MGR_PORT) };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct pollfd pf[CLIENTS_MAX + 1];
+	const struct timeval tmo = { .tv_sec = 2 };
 	const char *model = NULL;
 	unsigned int i, line;
 	unsigned long v;
@@ -699,7 +730,9 @@ int main(int argc, char **argv)
 
 			for (i = 0; fd >= 0 && i < CLIENTS_MAX && m.cl[i].fd >= 0; i++)
 				;
-			if (fd >= 0 && i == CLIENTS_MAX)
+			if (fd >= 0 && (i == CLIENTS_MAX ||
+					setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo,
+						   sizeof(tmo))))
 				close(fd);
 			else if (fd >= 0)
 				m.cl[i] = (struct client){ .fd = fd };

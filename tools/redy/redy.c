@@ -259,6 +259,12 @@ static int cmd_verify(const struct opts *o)
 	      "refused writes changed nothing (one-sided READ of the end)", r);
 	r = redy_client_rw(&two, 7, 0, b, 8);
 	check(r == -EINVAL, "unknown operation: EINVAL", r == -EINVAL ? 0 : r);
+	r = redy_client_pull(&two, 0, 4096, o->addr, o->port, 0);
+	check(r == -EINVAL, "a PULL from the server itself: EINVAL",
+	      r == -EINVAL ? 0 : r);
+	r = redy_client_pull(&two, end - 100, 4096, "10.211.0.99", 7730, 0);
+	check(r == -EINVAL, "a PULL beyond the memory: EINVAL, nothing connected",
+	      r == -EINVAL ? 0 : r);
 
 	/* both paths under load, batches of 8 */
 	r = redy_client_run(&two, &l, &res);

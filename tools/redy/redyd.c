@@ -239,6 +239,10 @@ static int pull(struct sthread *t, const struct redy_req *r,
 	uint32_t n;
 	int err = 0;
 
+	/* not from this server: its own threads would wait for each other */
+	if (p->addr == t->srv->addr.s_addr && p->port >= t->srv->port &&
+	    p->port <= t->srv->port + t->srv->threads)
+		return -EINVAL;
 	if (t->src_open && (t->src_addr != p->addr || t->src_port != p->port)) {
 		redy_client_close(&t->src);
 		t->src_open = false;
@@ -280,7 +284,7 @@ static uint32_t execute(struct sthread *t, const uint8_t *in, uint32_t len,
 	const struct redy_req *rq = (const void *)(h + 1);
 	struct redy_rsp_hdr *oh = (void *)out;
 	struct redy_rsp *rs = (void *)(oh + 1);
-	uint32_t i, din, dout, need;
+	uint32_t i, din, dout, need, pulls;
 	const uint64_t bytes = t->srv->bytes;
 
 	if (len < sizeof(*h) || h->magic != REDY_MAGIC || !h->count ||
@@ -289,12 +293,16 @@ static uint32_t execute(struct sthread *t, const uint8_t *in, uint32_t len,
 		return 0;
 	din = sizeof(*h) + h->count * sizeof(*rq);
 	dout = sizeof(*oh) + h->count * sizeof(*rs);
-	/* the sizes first: a batch is executed whole or not at all */
-	for (i = 0, need = din; i < h->count; i++) {
+	/* the sizes first: a batch is executed whole or not at all; at
+	 * most one PULL per batch (each holds this thread for a while)
+	 */
+	for (i = 0, need = din, pulls = 0; i < h->count; i++) {
 		if (rq[i].len > REDY_MSG_BYTES && rq[i].op != REDY_OP_PULL)
 			return 0;
 		if (rq[i].op == REDY_OP_WRITE)
 			need += redy_align8(rq[i].len);
+		else if (rq[i].op == REDY_OP_PULL && ++pulls > 1)
+			return 0;
 		else if (rq[i].op == REDY_OP_PULL)
 			need += sizeof(struct redy_pull);
 	}
@@ -327,6 +335,8 @@ static uint32_t execute(struct sthread *t, const uint8_t *in, uint32_t len,
 			din += sizeof(struct redy_pull);
 		} else if (r->op == REDY_OP_READ && inside) {
 			memcpy(out + dout, t->srv->mem + r->off, r->len);
+			/* no stale bytes of an earlier response in the padding */
+			memset(out + dout + r->len, 0, redy_align8(r->len) - r->len);
 			rs[i].len = r->len;
 			dout += redy_align8(r->len);
 		} else {
