@@ -5,7 +5,8 @@
 # threads) and the client tool on the VM's rxe device:
 #
 #  1. offline modelling of the space REDY_SPACE (SMAX,CMAX,BMAX,QMAX;
-#     powers of two, early termination), REDY_SECONDS per configuration:
+#     powers of two, early termination), REDY_SECONDS per run, the worst
+#     of REDY_RUNS (3) runs per configuration:
 #     each measured configuration as lines "model_throughput_ops" and
 #     "model_latency_ns" (keys server_threads, client_threads, batch,
 #     queue_depth, record_bytes, read_pct);
@@ -40,7 +41,8 @@ until grep -q 'server threads, ports' /tmp/redyd.log; do
 	[ $i -lt 100 ] || { cat /tmp/redyd.log >&2; exit 1; }
 	sleep 0.1
 done
-$b/redy model -a $addr -p $port -S "$space" -r "$record" -T "$secs" -o $model
+$b/redy model -a $addr -p $port -S "$space" -r "$record" -T "$secs" \
+	-k "${REDY_RUNS:-3}" -o $model
 # The measured leaves as JSON lines, with the keys of the run.
 kernel=${MRRC_KVER:-$(uname -r)}
 accel=$(sed -n 's/.*MRRC_ACCEL=\([^ ]*\).*/\1/p' /proc/cmdline)

@@ -19,7 +19,8 @@
 # VM a, bench_NAME client in VM b, which writes the lines; KV_SIZES,
 # KV_CLIENTS, KV_GETPCT, KV_SECONDS and KV_ROUNDS pass through
 # (bench_kv.sh), BLK_ROUNDS, BLK_SECONDS, BLK_QUEUES and BLK_MB too
-# (bench_blk.sh).
+# (bench_blk.sh).  BENCH=redy's REDY_* variables pass through to the VM
+# (bench_redy.sh).
 #
 # usage: run.sh KVER NAME|all
 set -eu
@@ -60,6 +61,14 @@ for p in kv blk; do
 done
 names=$(echo $names)
 cmd="export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_DEV=$dev;"
+# BENCH=redy's knobs (tools/bench/bench_redy.sh) pass through.
+for v in REDY_SPACE REDY_SECONDS REDY_SLOS REDY_RECORD REDY_RUNS REDY_MIG_MB; do
+	x=$(printenv "$v" || true)
+	case $x in
+	*[!0-9.,]*) echo "bench: $v='$x': numbers only" >&2; exit 2 ;;
+	?*) cmd="$cmd export $v=$x;" ;;
+	esac
+done
 [ "$dev" = rxe0 ] || cmd="$cmd rdma dev set rxe0 name $dev &&"
 for n in $names; do
 	out=build/bench/$n.jsonl
