@@ -17,7 +17,8 @@
 #include "client.h"
 
 #define SRV_MAX		32u
-#define ANSWER_MAX	65536u
+#define ANSWER_MAX	(2u << 20)	/* a table of 32768 regions fits */
+#define PULL_CHUNK	(16u << 20)	/* the new server serves I/O between */
 #define PIECES_MAX	256u	/* requests per batch call */
 
 enum reg_state { REG_OK, REG_MIGRATING, REG_FAILED };
@@ -50,6 +51,7 @@ struct pending {
 
 struct redy_cache {
 	int mgr;			/* TCP to the manager, under mgr_lock */
+	bool mgr_broken;		/* out of step: no more requests */
 	pthread_mutex_t mgr_lock;
 	pthread_mutex_t mig_lock;	/* a round of migration, or a reshape */
 	uint32_t id;
@@ -104,6 +106,10 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 		return -EINVAL;
 	line[n++] = '\n';
 	pthread_mutex_lock(&c->mgr_lock);
+	if (c->mgr_broken) {
+		r = -EPIPE;
+		goto out;
+	}
 	if (write(c->mgr, line, n) != n) {
 		r = -EPIPE;
 		goto out;
@@ -122,7 +128,7 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 		if (end && (end == ans || end[-1] == '\n')) {
 			/* one request, one answer: nothing may follow */
 			if (end + 4 != ans + len)
-				r = -EPROTO;
+				r = -EBADMSG;
 			*end = '\0';
 			break;
 		}
@@ -145,6 +151,16 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 		r = -EPROTO;
 	}
 out:
+	/*
+	 * Anything but a whole answer (a timeout, a short or long one) leaves
+	 * the stream out of step: a late answer would be taken for the next
+	 * request's.  The cache talks to the manager no more.
+	 */
+	if (r && r != -ENOENT && r != -ENOSPC && r != -EINVAL &&
+	    (r != -EPROTO || strncmp(ans, "ERR ", 4)) && !c->mgr_broken) {
+		c->mgr_broken = true;
+		shutdown(c->mgr, SHUT_RDWR);
+	}
 	pthread_mutex_unlock(&c->mgr_lock);
 	return r;
 }
@@ -334,6 +350,20 @@ static void run_pieces(struct redy_cache *c, struct piece *pc, unsigned int n)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Runs the pieces gathered; each request keeps its first error: 0. */
+static unsigned int run_gathered(struct redy_cache *c, struct piece *pc,
+				 unsigned int np, const struct pending *p,
+				 int *status)
+{
+	unsigned int j;
+
+	run_pieces(c, pc, np);
+	for (j = 0; j < np; j++)
+		if (pc[j].io.status && !status[pc[j].p - p])
+			status[pc[j].p - p] = pc[j].io.status;
+	return 0;
+}
+
 /*
  * Runs requests @p[0..n) in order: cut into pieces per region, batched
  * per server, waiting where a migration says so (after running what was
@@ -343,7 +373,7 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 			 int *status)
 {
 	static __thread struct piece pc[PIECES_MAX];
-	unsigned int np = 0, i, j;
+	unsigned int np = 0, i;
 	uint64_t a, end, reg, within, len;
 	bool waited;
 	int r;
@@ -370,11 +400,7 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 			       -EAGAIN) {
 				if (np) {	/* let the migration go on */
 					pthread_mutex_unlock(&c->lock);
-					run_pieces(c, pc, np);
-					for (j = 0; j < np; j++)
-						if (pc[j].io.status && !status[pc[j].p - p])
-							status[pc[j].p - p] = pc[j].io.status;
-					np = 0;
+					np = run_gathered(c, pc, np, p, status);
 					pthread_mutex_lock(&c->lock);
 					continue;
 				}
@@ -397,13 +423,8 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 					.buf = (uint8_t *)p[i].buf + (a - p[i].addr) } };
 			np++;
 			pthread_mutex_unlock(&c->lock);
-			if (np == PIECES_MAX) {
-				run_pieces(c, pc, np);
-				for (j = 0; j < np; j++)
-					if (pc[j].io.status && !status[pc[j].p - p])
-						status[pc[j].p - p] = pc[j].io.status;
-				np = 0;
-			}
+			if (np == PIECES_MAX)
+				np = run_gathered(c, pc, np, p, status);
 		}
 		pthread_mutex_lock(&c->lock);
 		if (p[i].write)
@@ -412,10 +433,7 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 			c->st.reads++;
 		pthread_mutex_unlock(&c->lock);
 	}
-	run_pieces(c, pc, np);
-	for (j = 0; j < np; j++)
-		if (pc[j].io.status && !status[pc[j].p - p])
-			status[pc[j].p - p] = pc[j].io.status;
+	run_gathered(c, pc, np, p, status);
 }
 
 int redy_cache_read(struct redy_cache *c, uint64_t addr, void *buf, size_t len)
@@ -512,12 +530,12 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 	if (!nw->ctl_open) {
 		r = redy_client_open(&nw->ctl, nw->addr, nw->port, 0, 1, c->opts.dev);
 		nw->ctl_open = !r;
-		/* a 256 MiB PULL takes time: wait for it, not 5 s */
-		nw->ctl.wait_ms = 120000;
+		/* a 16 MiB PULL may take more than the usual 5 s */
+		nw->ctl.wait_ms = 60000;
 	}
 	for (done = 0; !r && done < c->region_bytes; done += n) {
-		n = c->region_bytes - done < REDY_PULL_MAX ?
-		    c->region_bytes - done : REDY_PULL_MAX;
+		n = c->region_bytes - done < PULL_CHUNK ?
+		    c->region_bytes - done : PULL_CHUNK;
 		r = redy_client_pull(&nw->ctl, off + done, n, old->addr,
 				     old->port, old_off + done);
 	}

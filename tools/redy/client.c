@@ -333,6 +333,8 @@ static unsigned int batch_span(const struct redy_io *io, unsigned int i,
 
 		if (x->op != REDY_OP_PULL && x->len > REDY_MSG_BYTES)
 			break;
+		if (x->op == REDY_OP_PULL && k)	/* a PULL goes alone */
+			break;
 
 		if (x->op == REDY_OP_WRITE)
 			din += redy_align8(x->len);
@@ -378,6 +380,11 @@ int redy_client_batch(struct redy_client *c, struct redy_io *io,
 		for (slot = 0; slot < c->depth && next < n; slot++) {
 			if (busy[slot])
 				continue;
+			/* what was refused before it was sent stays refused */
+			while (next < n && io[next].status != -EINPROGRESS)
+				next++;
+			if (next == n)
+				break;
 			if (c->one_sided) {
 				r = one_sided_post(c, io[next].op, io[next].off,
 						   io[next].buf, io[next].len,

@@ -325,9 +325,16 @@ static void cmd_allocate(struct out *o, char **a, int n)
 	}
 	c = &m.cache[i];
 	/* ids are never 0 (a free slot) nor one in use */
-	do {
+	for (;;) {
+		unsigned int j;
+
 		c->id = m.next_id++;
-	} while (!c->id || cache_of(c->id) != c);
+		for (j = 0; j < CACHES_MAX; j++)
+			if (j != i && m.cache[j].id == c->id)
+				break;
+		if (c->id && j == CACHES_MAX)
+			break;
+	}
 	c->capacity = cap;
 	c->slo = slo;
 	c->duration = dur;
@@ -614,6 +621,17 @@ static void client_read(struct client *c)
 			fprintf(stderr, "redymgr: %s -> %.*s", c->in,
 				(int)(strchr(o.buf, '\n') - o.buf + 1), o.buf);
 		/* SO_SNDTIMEO: a client that does not read is dropped */
+		if (o.oom || !o.len) {	/* not even the error fitted */
+			static const char enomem[] = "ERR ENOMEM no memory\nEND\n";
+
+			o.oom = false;
+			w = write(c->fd, enomem, sizeof(enomem) - 1);
+			if (w != sizeof(enomem) - 1)
+				client_close(c);
+			if (w != sizeof(enomem) - 1)
+				return;
+			o.len = 0;
+		}
 		w = o.len ? write(c->fd, o.buf, o.len) : 0;
 		if (w != (ssize_t)o.len) {
 			client_close(c);

@@ -23,6 +23,7 @@
 #include "benchjson.h"
 #include "cache.h"
 #include "client.h"
+#include "libmrrc.h"
 #include "slo.h"
 
 #define PROG "redy"
@@ -309,6 +310,170 @@ static int cmd_verify(const struct opts *o)
 	}
 	redy_client_close(&one);
 	redy_client_close(&two);
+	printf("1..%u\n", checks);
+	return failed ? 1 : 0;
+}
+
+/* ---- a lying memory server, and what the client makes of it ---------------- */
+
+#define EVIL_SCENARIOS	7
+
+/* The next completion of @fd, waiting up to 10 s: 0 or -ETIMEDOUT. */
+static int evil_next(int fd, struct mrrc_cqe *e)
+{
+	int n;
+
+	for (;;) {
+		n = mrrc_poll_cq(fd, e, 1);
+		if (n)
+			return n < 0 ? n : 0;
+		n = mrrc_wait(fd, 10000);
+		if (n <= 0)
+			return n ? n : -ETIMEDOUT;
+	}
+}
+
+static int evil_send(int fd, uint32_t conn, void *buf, uint32_t len)
+{
+	struct mrrc_wr wr = { .conn = conn, .opcode = MRRC_OP_SEND,
+			      .addr = (uintptr_t)buf, .len = len };
+
+	return mrrc_post(fd, &wr, 1, NULL);
+}
+
+/*
+ * Serves EVIL_SCENARIOS connections on -p (one-sided) and -p + 1
+ * (two-sided), the k-th one lying in way k: a hello with too many
+ * segments; segments that do not cover the memory; then, to a batch, a
+ * response with a sequence number of no batch, one with more bytes than
+ * were asked for, a positive status, one entry too many, and one
+ * shorter than its header.
+ */
+static int cmd_evil_server(const struct opts *o)
+{
+	static uint8_t rbuf[REDY_MSG_BYTES], sbuf[REDY_MSG_BYTES];
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct redy_hello *h = (void *)sbuf;
+	struct redy_rsp_hdr *rh = (void *)sbuf;
+	struct redy_rsp *rs = (void *)(rh + 1);
+	const struct redy_req_hdr *qh = (const void *)rbuf;
+	struct mrrc_wr rwr = { .opcode = MRRC_OP_RECV,
+			       .addr = (uintptr_t)rbuf, .len = sizeof(rbuf) };
+	struct mrrc_cqe e;
+	unsigned int k, i;
+	uint32_t lis, conn, len;
+	int fd, r;
+
+	fd = mrrc_open(0);
+	inet_pton(AF_INET, o->addr, &sin.sin_addr);
+	r = fd < 0 ? fd : mrrc_bind(fd, bench_dev(), NULL);
+	for (i = 0; !r && i < 2; i++) {
+		sin.sin_port = htons(o->port + i);
+		r = mrrc_listen(fd, (struct sockaddr *)&sin, 4, 0, &lis);
+	}
+	if (r) {
+		fprintf(stderr, PROG ": evil-server: %s\n", strerror(-r));
+		return 1;
+	}
+	fprintf(stderr, PROG ": evil-server: listening\n");
+	for (k = 0; k < EVIL_SCENARIOS; k++) {
+		do {
+			r = evil_next(fd, &e);
+		} while (!r && !(e.opcode == MRRC_OP_EVENT &&
+				 e.event == MRRC_EVENT_CONNECT_REQUEST));
+		conn = e.conn;
+		r = r ?: mrrc_accept(fd, conn, 0);
+		do {
+			r = r ?: evil_next(fd, &e);
+		} while (!r && !(e.opcode == MRRC_OP_EVENT && e.conn == conn));
+		rwr.conn = conn;
+		r = r ?: mrrc_post(fd, &rwr, 1, NULL);
+		if (r)
+			break;
+		memset(sbuf, 0, sizeof(sbuf));
+		*h = (struct redy_hello){ .magic = REDY_MAGIC, .version = REDY_VERSION,
+					  .bytes = 1 << 20, .threads = 1 };
+		len = sizeof(*h);
+		if (k == 0) {
+			h->nsegs = REDY_SEGS_MAX + 1;
+			len += h->nsegs * sizeof(h->seg[0]);
+		} else if (k == 1) {
+			h->nsegs = 1;
+			h->seg[0] = (struct redy_seg){ .len = 1 << 19, .rkey = 1 };
+			len += sizeof(h->seg[0]);
+		}
+		r = evil_send(fd, conn, sbuf, len);
+		if (k >= 2) {	/* answer the client's first batch, wrongly */
+			do {
+				r = r ?: evil_next(fd, &e);
+			} while (!r && e.opcode != MRRC_OP_RECV);
+			r = r ?: e.status;
+			if (r)
+				break;
+			memset(sbuf, 0, sizeof(sbuf));
+			*rh = (struct redy_rsp_hdr){ .magic = REDY_MAGIC,
+						     .count = qh->count, .seq = qh->seq };
+			rs[0].len = qh->count ? ((const struct redy_req *)(qh + 1))->len : 0;
+			len = sizeof(*rh) + qh->count * sizeof(*rs) + redy_align8(rs[0].len);
+			if (k == 2)
+				rh->seq ^= 1;
+			if (k == 3) {
+				rs[0].len += 4096;
+				len += 4096;
+			}
+			if (k == 4)
+				rs[0].status = 5;
+			if (k == 5) {
+				rh->count++;
+				len += sizeof(*rs);
+			}
+			if (k == 6)
+				len = sizeof(*rh) - 4;
+			r = evil_send(fd, conn, sbuf, len < REDY_MSG_BYTES ? len : REDY_MSG_BYTES);
+		}
+		/* let the client see it before the connection goes */
+		do {
+			r = r ?: evil_next(fd, &e);
+		} while (!r && !(e.opcode == MRRC_OP_EVENT && e.conn == conn));
+		mrrc_destroy(fd, conn);
+		if (r && r != -ETIMEDOUT)
+			break;
+		r = 0;
+	}
+	mrrc_close(fd);
+	return r ? 1 : 0;
+}
+
+/* The client against cmd_evil_server(): every lie refused (TAP). */
+static int cmd_evil_test(const struct opts *o)
+{
+	static const char *const what[EVIL_SCENARIOS] = {
+		"a hello with more segments than may be",
+		"a hello whose segments do not cover the memory",
+		"a response with the sequence number of no batch",
+		"a response with more bytes than the READ asked for",
+		"a response with a positive status",
+		"a response with an entry too many",
+		"a response shorter than its header",
+	};
+	struct redy_client c;
+	unsigned int k;
+	uint8_t *buf;
+	int r;
+
+	for (k = 0; k < EVIL_SCENARIOS; k++) {
+		/* exactly the bytes asked for: an overrun shows under valgrind */
+		buf = malloc(64);
+		if (!buf)
+			return 1;
+		r = redy_client_open(&c, o->addr, o->port, k < 2 ? -1 : 0, 1, o->dev);
+		if (!r) {
+			r = redy_client_rw(&c, REDY_OP_READ, 0, buf, 64);
+			redy_client_close(&c);
+		}
+		check(r == -EPROTO, what[k], r == -EPROTO ? 0 : r ? r : -EILSEQ);
+		free(buf);
+	}
 	printf("1..%u\n", checks);
 	return failed ? 1 : 0;
 }
@@ -966,6 +1131,8 @@ static void usage(FILE *f)
 		"usage: redy COMMAND [OPTIONS]\n"
 		"  run     -a ADDR -s S -c C -b B -q Q   measure one configuration\n"
 		"  verify  -a ADDR                       check both data paths\n"
+		"  evil-server -a ADDR / evil-test -a ADDR   a lying server and the\n"
+		"                                        client's refusals (TAP)\n"
 		"  model   -a ADDR -S SMAX,CMAX,BMAX,QMAX [-g GAIN%%] [-k RUNS] [-o FILE]\n"
 		"                                        offline modelling\n"
 		"  search  -m FILE -l LAT_NS -t OPS [-A bounded|fig10|exhaustive]\n"
@@ -1107,6 +1274,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "verify"))
 		return cmd_verify(&o);
+	if (!strcmp(cmd, "evil-server"))
+		return cmd_evil_server(&o);
+	if (!strcmp(cmd, "evil-test"))
+		return cmd_evil_test(&o);
 	if (!strcmp(cmd, "model"))
 		return cmd_model(&o);
 	if (!strcmp(cmd, "slo")) {

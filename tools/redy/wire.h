@@ -48,7 +48,8 @@ enum redy_op {
  * (@addr, @port: its one-sided port) at @src_off into its own memory at
  * the request's @off, with RDMA READs (migration, redy-vldb2022 §6.2).
  * The request's data is this struct; the response has no data.  The
- * server thread that runs it serves nothing else meanwhile.
+ * server thread that runs it serves nothing else meanwhile.  A batch
+ * holds at most one PULL (a second makes the batch malformed).
  */
 struct redy_pull {
 	uint32_t addr;		/* IPv4, network order */

@@ -63,6 +63,26 @@ pid=$!
 tap "redyd starts: 16 MiB, two server threads" started
 tap "both data paths, the memory's edges, bad batches (redy verify)" \
 	"$b/redy" verify -a $addr -p $port
+# A lying server: every lie in a hello or a response is refused with
+# EPROTO, nothing written beyond the buffer (valgrind where it runs).
+evil() {
+	"$b/redy" evil-server -a $addr -p 7790 > "$out/evil.log" 2>&1 &
+	e=$!
+	i=0
+	until grep -q listening "$out/evil.log"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || return 1
+		sleep 0.1
+	done
+	if [ "${REDY_VALGRIND:-1}" = 1 ]; then
+		valgrind -q --error-exitcode=99 "$b/redy" evil-test -a $addr -p 7790
+	else
+		"$b/redy" evil-test -a $addr -p 7790
+	fi
+	st=$?
+	wait $e && [ $st -eq 0 ]
+}
+tap "a lying memory server: the client refuses every lie (redy evil-test)" evil
 tap "one-sided configuration (s=0 c=2 q=4)" \
 	"$b/redy" run -a $addr -p $port -s 0 -c 2 -q 4 -T 0.5 -j
 tap "two-sided configuration (s=1 c=1 b=8 q=2)" \
