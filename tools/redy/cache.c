@@ -2,6 +2,7 @@
 /* A Redy cache: see cache.h.  The manager's protocol: mgr.c. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,12 +57,15 @@ struct redy_cache {
 	pthread_mutex_t mgr_lock;
 	pthread_mutex_t mig_lock;	/* a round of migration, or a reshape */
 	uint32_t id;
-	struct redy_cfg cfg;
-	uint64_t capacity, region_bytes;
+	uint64_t region_bytes;
 	struct redy_cache_opts opts;
 
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cond;
+	struct redy_cfg cfg;
+	uint64_t capacity;
+	uint32_t gen;			/* the manager's table generation */
+	bool reconnect;			/* cfg changed: new I/O connections */
 	unsigned int nreg;
 	struct vreg *reg;
 	struct srvconn *srv[SRV_MAX];
@@ -74,6 +79,7 @@ struct redy_cache {
 
 	struct pending *q;		/* the I/O thread's */
 	unsigned int nq, qcap;
+	struct redy_cfg io_cfg;		/* the I/O thread's copy of cfg */
 };
 
 static double now_ns(void)
@@ -183,22 +189,27 @@ static int srv_index(struct redy_cache *c, const char *addr, unsigned int port)
 	return i;
 }
 
-/* Reads a region table ("OK id s c b q n bytes", "REGION ..." lines). */
-static int parse_table(struct redy_cache *c, const char *ans, uint64_t capacity)
+/*
+ * Reads a region table ("OK id s c b q n region_bytes capacity gen",
+ * "REGION ..." lines), of @want bytes unless 0 (a change made elsewhere).
+ */
+static int parse_table(struct redy_cache *c, const char *ans, uint64_t want)
 {
-	unsigned int id, n, i, idx, port;
-	unsigned long long rb, off;
+	unsigned int id, n, i, idx, port, gen;
+	unsigned long long rb, off, capacity;
 	char addr[INET_ADDRSTRLEN], state[16];
 	struct redy_cfg cfg;
 	struct vreg *reg;
 	const char *p;
 	int s;
 
-	if (sscanf(ans, "OK %u %u %u %u %u %u %llu", &id, &cfg.s, &cfg.c,
-		   &cfg.b, &cfg.q, &n, &rb) != 7 || !n || !rb ||
+	if (sscanf(ans, "OK %u %u %u %u %u %u %llu %llu %u", &id, &cfg.s, &cfg.c,
+		   &cfg.b, &cfg.q, &n, &rb, &capacity, &gen) != 9 || !n || !rb ||
 	    (c->id && id != c->id) || cfg.q > REDY_DEPTH_MAX || !cfg.q ||
 	    cfg.b > REDY_BATCH_MAX || !cfg.b || cfg.s > REDY_THREADS_MAX ||
-	    n > (1u << 20) || rb > (1ull << 40) || (uint64_t)n * rb < capacity)
+	    n > (1u << 20) || rb > (1ull << 40) || !capacity ||
+	    (want && capacity != want) || (c->region_bytes && rb != c->region_bytes) ||
+	    (uint64_t)n * rb < capacity)
 		return -EPROTO;	/* the regions must cover the capacity */
 	reg = calloc(n, sizeof(*reg));
 	if (!reg)
@@ -227,9 +238,13 @@ static int parse_table(struct redy_cache *c, const char *ans, uint64_t capacity)
 	c->reg = reg;
 	c->nreg = n;
 	c->id = id;
+	if (c->cfg.s != cfg.s || c->cfg.b != cfg.b || c->cfg.q != cfg.q)
+		c->reconnect = true;
 	c->cfg = cfg;
 	c->region_bytes = rb;
 	c->capacity = capacity;
+	c->gen = gen;
+	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 fail:
@@ -250,8 +265,8 @@ static struct redy_client *io_conn(struct redy_cache *c, int s)
 		return &sc->io;
 	if (sc->failed)
 		return NULL;
-	r = redy_client_open(&sc->io, sc->addr, sc->port, c->cfg.s ? 0 : -1,
-			     c->cfg.q, c->opts.dev);
+	r = redy_client_open(&sc->io, sc->addr, sc->port, c->io_cfg.s ? 0 : -1,
+			     c->io_cfg.q, c->opts.dev);
 	if (r)
 		return NULL;
 	sc->io_open = true;
@@ -318,7 +333,8 @@ static void run_pieces(struct redy_cache *c, struct piece *pc, unsigned int n)
 			struct redy_client *cl = io_conn(c, s);
 
 			if (cl)
-				r = redy_client_batch(cl, io, k, c->cfg.s ? c->cfg.b : 1);
+				r = redy_client_batch(cl, io, k,
+						      c->io_cfg.s ? c->io_cfg.b : 1);
 		}
 		if (r && c->srv[s]->io_open) {
 			/* ends what the connection still had in flight */
@@ -365,6 +381,33 @@ static unsigned int run_gathered(struct redy_cache *c, struct piece *pc,
 }
 
 /*
+ * The I/O thread picks up a new configuration (a reshape's): connections
+ * of the old one (one- or two-sided, another depth) are closed, to be
+ * opened anew on first use.  The capacity it checks requests against.
+ */
+static uint64_t io_refresh(struct redy_cache *c)
+{
+	struct srvconn *sc[SRV_MAX];
+	unsigned int i, n = 0;
+	uint64_t cap;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->reconnect)
+		for (; n < SRV_MAX && c->srv[n]; n++)
+			sc[n] = c->srv[n];
+	c->reconnect = false;
+	c->io_cfg = c->cfg;
+	cap = c->capacity;
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < n; i++) {
+		if (sc[i]->io_open)
+			redy_client_close(&sc[i]->io);
+		sc[i]->io_open = false;
+	}
+	return cap;
+}
+
+/*
  * Runs requests @p[0..n) in order: cut into pieces per region, batched
  * per server, waiting where a migration says so (after running what was
  * gathered, so that the migration's wait for writers can end).
@@ -373,15 +416,14 @@ static void run_requests(struct redy_cache *c, struct pending *p, unsigned int n
 			 int *status)
 {
 	static __thread struct piece pc[PIECES_MAX];
+	uint64_t a, end, reg, within, len, cap = io_refresh(c);
 	unsigned int np = 0, i;
-	uint64_t a, end, reg, within, len;
 	bool waited;
 	int r;
 
 	for (i = 0; i < n; i++) {
 		status[i] = 0;
-		if (!p[i].len || p[i].addr >= c->capacity ||
-		    p[i].len > c->capacity - p[i].addr) {
+		if (!p[i].len || p[i].addr >= cap || p[i].len > cap - p[i].addr) {
 			status[i] = -EINVAL;
 			continue;
 		}
@@ -556,15 +598,72 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 	return r;
 }
 
+/*
+ * One round (under mig_lock): asks for notices, sending the measured
+ * latency and throughput if @lat >= 0, and moves every region announced
+ * for a reclaim or a reshape ("move").  A table the manager changed for
+ * someone else (redy reshape) is fetched and taken instead.  The number
+ * of regions it tried to move, or a negative errno (the first failure).
+ */
+static int mig_round(struct redy_cache *c, char *ans, double lat, double tput)
+{
+	unsigned int idx[1024], n = 0, i, gen;
+	const char *p;
+	char kind[16];
+	int r, first = 0;
+
+	if (lat >= 0)
+		r = mgr_req(c, ans, "NOTICES %u %.0f %.0f", c->id, lat, tput);
+	else
+		r = mgr_req(c, ans, "NOTICES %u", c->id);
+	if (r)
+		return r;
+	if (sscanf(ans, "OK %u", &gen) != 1)
+		return -EPROTO;
+	pthread_mutex_lock(&c->lock);
+	if (gen != c->gen) {
+		pthread_mutex_unlock(&c->lock);
+		r = mgr_req(c, ans, "INSPECT %u", c->id);
+		return r ?: parse_table(c, ans, 0);
+	}
+	for (p = strchr(ans, '\n'); p && n < 1024; p = strchr(p + 1, '\n')) {
+		if (sscanf(p + 1, "NOTICE %u %15s", &idx[n], kind) != 2 ||
+		    idx[n] >= c->nreg)
+			continue;
+		if (!strcmp(kind, "reclaim") || !strcmp(kind, "move"))
+			n++;
+		else if (c->reg[idx[n]].st == REG_OK)	/* down */
+			c->reg[idx[n]].st = REG_FAILED;
+	}
+	c->to_move = n;
+	/* the baseline pauses the whole server being evacuated */
+	if (n && c->opts.pause_all)
+		c->evacuating = c->reg[idx[0]].srv;
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < n; i++) {
+		r = idx[i] < c->nreg ? migrate(c, idx[i], ans) : 0;
+		if (r) {
+			fprintf(stderr, "redy: cache %u: region %u could not move: %s\n",
+				c->id, idx[i], strerror(-r));
+			first = first ?: r;
+		}
+		pthread_mutex_lock(&c->lock);
+		c->to_move--;
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&c->lock);
+	c->evacuating = -1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return first ?: (int)n;
+}
+
 static void *mig_thread(void *arg)
 {
 	struct redy_cache *c = arg;
 	char *ans = malloc(ANSWER_MAX);
-	unsigned int idx[1024], n, i;
 	double lat, tput, last = now_ns();
 	uint64_t ops0 = 0;
-	const char *p;
-	char kind[16];
 	int r;
 
 	if (!ans)
@@ -588,44 +687,9 @@ static void *mig_thread(void *arg)
 		c->lat_n = 0;
 		pthread_mutex_unlock(&c->lock);
 		pthread_mutex_lock(&c->mig_lock);
-		if (mgr_req(c, ans, "NOTICES %u %.0f %.0f", c->id, lat, tput)) {
-			pthread_mutex_unlock(&c->mig_lock);
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		n = 0;
-		pthread_mutex_lock(&c->lock);
-		for (p = strchr(ans, '\n'); p && n < 1024; p = strchr(p + 1, '\n')) {
-			if (sscanf(p + 1, "NOTICE %u %15s", &idx[n], kind) != 2 ||
-			    idx[n] >= c->nreg)
-				continue;
-			if (!strcmp(kind, "reclaim"))
-				n++;
-			else if (c->reg[idx[n]].st == REG_OK)	/* down */
-				c->reg[idx[n]].st = REG_FAILED;
-		}
-		c->to_move = n;
-		/* the baseline pauses the whole server being evacuated */
-		if (n && c->opts.pause_all && idx[0] < c->nreg)
-			c->evacuating = c->reg[idx[0]].srv;
-		pthread_mutex_unlock(&c->lock);
-		for (i = 0; i < n; i++) {
-			if (idx[i] >= c->nreg)
-				continue;
-			r = migrate(c, idx[i], ans);
-			if (r)
-				fprintf(stderr, "redy: cache %u: region %u could not move: %s\n",
-					c->id, idx[i], strerror(-r));
-			pthread_mutex_lock(&c->lock);
-			c->to_move--;
-			pthread_mutex_unlock(&c->lock);
-		}
-		pthread_mutex_lock(&c->lock);
-		c->evacuating = -1;
-		pthread_cond_broadcast(&c->cond);
-		pthread_mutex_unlock(&c->lock);
+		r = mig_round(c, ans, lat, tput);
 		pthread_mutex_unlock(&c->mig_lock);
-		if (!n)
+		if (r <= 0)
 			nanosleep(&ts, NULL);
 	}
 	free(ans);
@@ -634,6 +698,33 @@ static void *mig_thread(void *arg)
 
 /* ---- the cache ------------------------------------------------------------------- */
 
+/* Create's file: its bytes at the cache's address 0 on.  0 or -errno. */
+static int populate(struct redy_cache *c, int fd)
+{
+	const size_t chunk = 256u << 10;
+	uint8_t *buf = malloc(chunk);
+	uint64_t a = 0;
+	ssize_t n;
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!r && (n = read(fd, buf, chunk)) != 0) {
+		if (n < 0) {
+			r = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		if ((uint64_t)n > c->capacity - a) {
+			r = -EFBIG;	/* it grew since it was measured */
+			break;
+		}
+		r = redy_cache_write(c, a, buf, n);
+		a += n;
+	}
+	free(buf);
+	return r;
+}
+
 int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 		      uint64_t capacity, const struct redy_slo *slo,
 		      unsigned int duration_s, const struct redy_cache_opts *o)
@@ -641,17 +732,35 @@ int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tmo = { .tv_sec = 10 };
 	struct redy_cache *c;
+	int r, fd = -1;
 	unsigned int i;
+	struct stat sb;
 	char *ans;
-	int r;
 
 	if (!capacity || inet_pton(AF_INET, mgr, &sin.sin_addr) != 1)
 		return -EINVAL;
+	if (o && o->file) {
+		fd = open(o->file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &sb))
+			r = -errno;
+		else if (!S_ISREG(sb.st_mode))
+			r = -EINVAL;
+		else
+			r = (uint64_t)sb.st_size > capacity ? -EFBIG : 0;
+		if (r) {
+			close(fd);
+			return r;
+		}
+	}
 	c = calloc(1, sizeof(*c));
 	ans = malloc(ANSWER_MAX);
 	if (!c || !ans) {
 		free(c);
 		free(ans);
+		if (fd >= 0)
+			close(fd);
 		return -ENOMEM;
 	}
 	if (o)
@@ -689,9 +798,19 @@ int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 		goto fail;
 	}
 	free(ans);
+	if (fd >= 0) {
+		r = populate(c, fd);
+		close(fd);
+		if (r) {
+			redy_cache_delete(c);
+			return r;
+		}
+	}
 	*out = c;
 	return 0;
 fail:
+	if (fd >= 0)
+		close(fd);
 	if (c->mgr >= 0)
 		close(c->mgr);
 	free(c->reg);
@@ -707,14 +826,21 @@ uint32_t redy_cache_id(const struct redy_cache *c)
 	return c->id;
 }
 
-uint64_t redy_cache_capacity(const struct redy_cache *c)
+uint64_t redy_cache_capacity(struct redy_cache *c)
 {
-	return c->capacity;
+	uint64_t cap;
+
+	pthread_mutex_lock(&c->lock);
+	cap = c->capacity;
+	pthread_mutex_unlock(&c->lock);
+	return cap;
 }
 
-void redy_cache_config(const struct redy_cache *c, struct redy_cfg *cfg)
+void redy_cache_config(struct redy_cache *c, struct redy_cfg *cfg)
 {
+	pthread_mutex_lock(&c->lock);
 	*cfg = c->cfg;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void redy_cache_stats(struct redy_cache *c, struct redy_cache_stats *st)
@@ -749,6 +875,36 @@ int redy_cache_reshape(struct redy_cache *c, uint64_t capacity)
 	pthread_mutex_unlock(&c->mig_lock);
 	free(ans);
 	return r;
+}
+
+int redy_cache_reshape_slo(struct redy_cache *c, uint64_t capacity,
+			   const struct redy_slo *slo)
+{
+	char *ans = malloc(ANSWER_MAX);
+	unsigned int round;
+	int r;
+
+	if (!ans)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->mig_lock);
+	r = capacity && slo ? mgr_req(c, ans, "RESHAPE %u %llu %.0f %.0f", c->id,
+				      (unsigned long long)capacity, slo->lat_ns,
+				      slo->tput_ops) : -EINVAL;
+	r = r ?: parse_table(c, ans, capacity);
+	/*
+	 * The regions on servers without the new configuration's threads
+	 * move now (a round moves all that are announced; more rounds only
+	 * if a reclaim notice came meanwhile).
+	 */
+	for (round = 0; !r && round < 4; round++) {
+		r = mig_round(c, ans, -1, 0);
+		if (r <= 0)
+			break;
+		r = 0;
+	}
+	pthread_mutex_unlock(&c->mig_lock);
+	free(ans);
+	return r < 0 ? r : 0;
 }
 
 int redy_cache_repopulate(struct redy_cache *c)

@@ -3,8 +3,10 @@
  * A Redy cache (redy-vldb2022 Table 1): a byte-addressable space of a
  * given capacity, spread as regions over memory servers (redyd) by the
  * cache manager (redymgr), with the configuration the manager's search
- * picked for the SLO.  Read and write synchronously, or submit requests
- * and flush them in batches; reshape (grow, shrink); delete.
+ * picked for the SLO, optionally populated from a file.  Read and write
+ * synchronously, or submit requests and flush them in batches; reshape
+ * (grow, shrink, a new SLO); delete.  A reshape made through the
+ * manager by someone else (redy reshape) is taken at the next poll.
  *
  * A background thread asks the manager for reclaim notices and migrates
  * the regions of a server being reclaimed to the replacements the
@@ -35,6 +37,11 @@ struct redy_cache_opts {
 	int pause_all;		/* baseline migration (see above) */
 	unsigned int poll_ms;	/* how often to ask for notices (100) */
 	const char *dev;	/* the RDMA device (the first) */
+	/*
+	 * Create's file (optional): its bytes are written at address 0 on
+	 * before create returns; the rest of the cache is undefined.
+	 */
+	const char *file;
 };
 
 struct redy_cache_stats {
@@ -46,14 +53,17 @@ struct redy_cache_stats {
 /*
  * Asks the manager at @mgr:@port for a cache of @capacity bytes meeting
  * @slo for about @duration_s seconds.  0, or -ENOENT (no configuration
- * meets the SLO), -ENOSPC (not enough memory), -ECONNREFUSED, ...
+ * meets the SLO), -ENOSPC (not enough memory), -ECONNREFUSED, ...; with
+ * o->file, also -EFBIG (larger than @capacity), -EINVAL (not a regular
+ * file), its open's errors, or the first write's (the cache is given
+ * back).
  */
 int redy_cache_create(struct redy_cache **out, const char *mgr, uint16_t port,
 		      uint64_t capacity, const struct redy_slo *slo,
 		      unsigned int duration_s, const struct redy_cache_opts *o);
 uint32_t redy_cache_id(const struct redy_cache *c);
-uint64_t redy_cache_capacity(const struct redy_cache *c);
-void redy_cache_config(const struct redy_cache *c, struct redy_cfg *cfg);
+uint64_t redy_cache_capacity(struct redy_cache *c);
+void redy_cache_config(struct redy_cache *c, struct redy_cfg *cfg);
 void redy_cache_stats(struct redy_cache *c, struct redy_cache_stats *st);
 
 /*
@@ -76,6 +86,18 @@ int redy_cache_flush(struct redy_cache *c);
  * for the migrations under way (no region moves while it runs).
  */
 int redy_cache_reshape(struct redy_cache *c, uint64_t capacity);
+/*
+ * A new SLO (and capacity): the manager searches its model again; the
+ * regions on servers without the threads of the new configuration move
+ * (as on a reclaim: reads unpaused, writes paused per region) before it
+ * returns; the next request uses the new configuration's connections.
+ * 0; -ENOENT (no configuration meets @slo) or -ENOSPC (too few regions
+ * on servers with the threads): nothing changed; or the error of a region
+ * that could not move (the cache has its new shape; that region still
+ * serves from where it was, and the migration thread retries it).
+ */
+int redy_cache_reshape_slo(struct redy_cache *c, uint64_t capacity,
+			   const struct redy_slo *slo);
 /* New, empty regions for those of failed servers: how many, or -errno. */
 int redy_cache_repopulate(struct redy_cache *c);
 /* Regions still to move (reclaim notices being handled). */

@@ -63,6 +63,7 @@ struct cache {
 	struct redy_cfg cfg;
 	unsigned int nregions;
 	struct region *reg;
+	uint32_t gen;		/* RESIZE and RESHAPE count it up */
 	double lat_ns, tput;	/* last reported by the client */
 };
 
@@ -216,8 +217,9 @@ static void region_table(struct out *o, const struct cache *c)
 {
 	unsigned int i;
 
-	put(o, "OK %u %u %u %u %u %u %llu\n", c->id, c->cfg.s, c->cfg.c,
-	    c->cfg.b, c->cfg.q, c->nregions, (unsigned long long)m.region_bytes);
+	put(o, "OK %u %u %u %u %u %u %llu %llu %u\n", c->id, c->cfg.s, c->cfg.c,
+	    c->cfg.b, c->cfg.q, c->nregions, (unsigned long long)m.region_bytes,
+	    (unsigned long long)c->capacity, c->gen);
 	for (i = 0; i < c->nregions; i++) {
 		const struct server *s = &m.srv[c->reg[i].srv];
 
@@ -373,6 +375,75 @@ static void cmd_resize(struct out *o, char **a, int n)
 		return;
 	}
 	c->capacity = cap;
+	c->gen++;
+	region_table(o, c);
+}
+
+/* Does region @r sit on a server that cannot serve configuration @cfg? */
+static bool misplaced(const struct region *r, const struct redy_cfg *cfg)
+{
+	return m.srv[r->srv].threads < cfg->s;
+}
+
+/*
+ * RESHAPE id capacity lat_ns tput_ops: a new SLO (and capacity).  The
+ * search picks the configuration; new regions come from servers with its
+ * threads, and the regions on servers with too few are announced to the
+ * client as "move" notices (migrated as on a reclaim).  All or nothing:
+ * if the servers that qualify have too few free regions for both, the
+ * cache keeps its shape (ENOSPC).
+ */
+static void cmd_reshape(struct out *o, char **a, int n)
+{
+	struct redy_cfg cfg, old_cfg;
+	struct redy_slo slo;
+	uint64_t id, cap;
+	unsigned int i, want, need, avail = 0;
+	struct cache *c;
+	int r;
+
+	if (n != 5 || parse_u64(a[1], UINT32_MAX, &id) ||
+	    parse_u64(a[2], 1ull << 40, &cap) || !cap ||
+	    parse_num(a[3], 1e12, &slo.lat_ns) || parse_num(a[4], 1e12, &slo.tput_ops)) {
+		err_out(o, -EINVAL, "usage: RESHAPE ID BYTES LAT_NS OPS");
+		return;
+	}
+	c = cache_of(id);
+	if (!c) {
+		err_out(o, -ENOENT, "no such cache");
+		return;
+	}
+	if (!m.have_model || redy_search(&m.model, &slo, &cfg, NULL)) {
+		err_out(o, -ENOENT, "no configuration meets the SLO");
+		return;
+	}
+	want = (cap + m.region_bytes - 1) / m.region_bytes;
+	if (want > REGIONS_MAX * SERVERS_MAX) {
+		err_out(o, -ENOSPC, "not enough memory");
+		return;
+	}
+	/* the regions kept that must move, and the new ones */
+	need = want > c->nregions ? want - c->nregions : 0;
+	for (i = 0; i < c->nregions && i < want; i++)
+		need += misplaced(&c->reg[i], &cfg);
+	for (i = 0; i < SERVERS_MAX; i++)
+		if (eligible(&m.srv[i], &cfg, -1))
+			avail += free_regions(&m.srv[i]);
+	if (need > avail) {
+		err_out(o, -ENOSPC, "not enough memory on servers with the threads");
+		return;
+	}
+	old_cfg = c->cfg;
+	c->cfg = cfg;
+	r = resize(c, want);
+	if (r) {
+		c->cfg = old_cfg;
+		err_out(o, r, "not enough memory");
+		return;
+	}
+	c->capacity = cap;
+	c->slo = slo;
+	c->gen++;
 	region_table(o, c);
 }
 
@@ -404,7 +475,11 @@ static void cmd_replace(struct out *o, char **a, int n)
 	    (unsigned long long)nr.idx * m.region_bytes);
 }
 
-/* NOTICES id: regions on servers being reclaimed or down. */
+/*
+ * NOTICES id [lat_ns ops]: "OK gen", then the regions on servers being
+ * reclaimed or down, or on servers with too few threads for the cache's
+ * configuration (after a RESHAPE).
+ */
 static void cmd_notices(struct out *o, char **a, int n)
 {
 	struct cache *c;
@@ -425,7 +500,7 @@ static void cmd_notices(struct out *o, char **a, int n)
 	if (n == 4 && (parse_num(a[2], 1e15, &c->lat_ns) ||
 		       parse_num(a[3], 1e15, &c->tput)))
 		c->lat_ns = c->tput = 0;
-	put(o, "OK\n");
+	put(o, "OK %u\n", c->gen);
 	for (i = 0; i < c->nregions; i++) {
 		const struct server *s = &m.srv[c->reg[i].srv];
 
@@ -434,6 +509,8 @@ static void cmd_notices(struct out *o, char **a, int n)
 			    s->deadline > now ? (s->deadline - now) * 1e3 : 0);
 		else if (s->state == SRV_DOWN)
 			put(o, "NOTICE %u down 0\n", i);
+		else if (misplaced(&c->reg[i], &c->cfg))	/* a RESHAPE's */
+			put(o, "NOTICE %u move 0\n", i);
 	}
 }
 
@@ -566,6 +643,8 @@ static void request(char *line, struct out *o)
 		cmd_allocate(o, a, n);
 	else if (!strcmp(a[0], "RESIZE"))
 		cmd_resize(o, a, n);
+	else if (!strcmp(a[0], "RESHAPE"))
+		cmd_reshape(o, a, n);
 	else if (!strcmp(a[0], "REPLACE"))
 		cmd_replace(o, a, n);
 	else if (!strcmp(a[0], "NOTICES"))

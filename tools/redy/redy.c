@@ -36,6 +36,8 @@ struct opts {
 	int pause_all, kill_pid;
 	unsigned int repeat;
 	const char *reclaim;
+	const char *file;	/* cache-test: Create's file */
+	double reshape_ops;	/* cache-test: reshape to this throughput SLO */
 	unsigned int port;
 	struct redy_cfg cfg;
 	struct redy_space sp;
@@ -830,6 +832,7 @@ static int cmd_mgr(const struct opts *o, const char *cmd, int argc, char **argv)
 		{ "fail", "FAIL", 1 }, { "restore", "RESTORE", 1 },
 		{ "server", "SERVER", 6 }, { "ctl", "", -1 },
 	};
+	const char *req;
 	char line[512];
 	size_t len = 0;
 	unsigned int i;
@@ -837,12 +840,15 @@ static int cmd_mgr(const struct opts *o, const char *cmd, int argc, char **argv)
 
 	for (i = 0; strcmp(map[i].cmd, cmd); i++)
 		;
-	if (map[i].words >= 0 && argc != map[i].words) {
+	req = map[i].req;
+	if (!strcmp(cmd, "reshape") && argc == 4) {	/* with a new SLO */
+		req = "RESHAPE";
+	} else if (map[i].words >= 0 && argc != map[i].words) {
 		fprintf(stderr, PROG ": %s takes %d operands (see redy -h)\n", cmd,
 			map[i].words);
 		return 2;
 	}
-	len = snprintf(line, sizeof(line), "%s", map[i].req);
+	len = snprintf(line, sizeof(line), "%s", req);
 	for (k = 0; k < argc && len < sizeof(line); k++)
 		len += snprintf(line + len, sizeof(line) - len, "%s%s",
 				len ? " " : "", argv[k]);
@@ -889,7 +895,8 @@ static int cmd_cache_test(const struct opts *o)
 {
 	const struct redy_slo slo = { o->lat_ns >= 0 ? o->lat_ns : 1e9,
 				      o->tput >= 0 ? o->tput : 1 };
-	struct redy_cache_opts co = { .pause_all = o->pause_all, .dev = o->dev };
+	struct redy_cache_opts co = { .pause_all = o->pause_all, .dev = o->dev,
+				      .file = o->file };
 	uint64_t cap = o->capacity, a, rb;
 	uint8_t *shadow, *buf, blk[4096], *chk;
 	struct redy_cache_stats st;
@@ -912,6 +919,18 @@ static int cmd_cache_test(const struct opts *o)
 	chk = malloc(cap * 2);
 	if (!shadow || !buf || !chk)
 		return 1;
+
+	/* Create's file: its bytes at address 0 on */
+	if (o->file) {
+		FILE *f = fopen(o->file, "r");
+		size_t n = f ? fread(shadow, 1, cap, f) : 0;
+
+		if (f)
+			fclose(f);
+		r = redy_cache_read(c, 0, buf, n);
+		check(n && !r && !memcmp(buf, shadow, n),
+		      "Create with a file: the cache holds the file's bytes", r);
+	}
 
 	/* the whole cache, written with batched asynchronous requests */
 	fill(shadow, cap, 0, 1);
@@ -948,9 +967,64 @@ static int cmd_cache_test(const struct opts *o)
 	      !redy_cache_read(c, 0, buf, cap) && !memcmp(buf, shadow, cap),
 	      "Reshape: shrunk back, beyond it EINVAL, the rest intact", r);
 
+	/*
+	 * Reshape with a new SLO that needs server threads some of the
+	 * cache's servers lack: their regions move, the bytes stay, the new
+	 * configuration serves; then back to the first SLO (nothing moves).
+	 */
+	if (o->reshape_ops > 0) {
+		const struct redy_slo hi = { slo.lat_ns, o->reshape_ops };
+		struct redy_cfg nc;
+
+		r = redy_cache_reshape_slo(c, cap, &hi);
+		redy_cache_config(c, &nc);
+		redy_cache_stats(c, &st);
+		printf("# new SLO: s=%u c=%u b=%u q=%u, %llu regions moved\n", nc.s,
+		       nc.c, nc.b, nc.q, (unsigned long long)st.regions_migrated);
+		check(!r && nc.s > cfg.s && st.regions_migrated > 0,
+		      "Reshape to a new SLO: a configuration with more server threads, regions moved", r);
+		fill(blk, sizeof(blk), 77, 4);
+		r = redy_cache_write(c, 77, blk, sizeof(blk));
+		memcpy(shadow + 77, blk, sizeof(blk));
+		r = r ?: redy_cache_read(c, 0, buf, cap);
+		check(!r && !memcmp(buf, shadow, cap),
+		      "Reshape to a new SLO: every byte kept, reads and writes over the new configuration", r);
+		r = redy_cache_reshape_slo(c, cap, &(struct redy_slo){ 1, 1e12 });
+		check(r == -ENOENT, "Reshape to an SLO no configuration meets: ENOENT",
+		      r == -ENOENT ? 0 : r);
+		redy_cache_stats(c, &st);
+		a = st.regions_migrated;
+		r = redy_cache_reshape_slo(c, cap, &slo);
+		redy_cache_config(c, &nc);
+		redy_cache_stats(c, &st);
+		r = r ?: redy_cache_read(c, 0, buf, cap);
+		check(!r && nc.s == cfg.s && st.regions_migrated == a &&
+		      !memcmp(buf, shadow, cap),
+		      "Reshape back to the first SLO: its configuration, nothing moved, bytes kept", r);
+	}
+
+	/* a reshape by someone else (redy reshape): the cache follows */
+	snprintf(line, sizeof(line), "RESIZE %u %llu", redy_cache_id(c),
+		 (unsigned long long)cap * 2);
+	r = mgr_line(o, line, true);
+	for (t0 = now_s(); !r && redy_cache_capacity(c) != cap * 2 &&
+	     now_s() - t0 < 10;)
+		usleep(10000);
+	check(!r && redy_cache_capacity(c) == cap * 2 &&
+	      !redy_cache_write(c, cap, shadow, 4096) &&
+	      !redy_cache_read(c, cap, buf, 4096) && !memcmp(buf, shadow, 4096),
+	      "a reshape through the manager (redy reshape): the cache takes the new table", r);
+	r = redy_cache_reshape(c, cap);
+	r = r ?: redy_cache_read(c, 0, buf, cap);
+	check(!r && !memcmp(buf, shadow, cap), "... and is shrunk back, bytes kept", r);
+
 	/* migration under reads and writes: nothing stale, ever */
 	if (o->reclaim) {
 		unsigned int gen = 10;
+		uint64_t mig0;
+
+		redy_cache_stats(c, &st);
+		mig0 = st.regions_migrated;	/* a reshape's moves before */
 
 		snprintf(line, sizeof(line), "RECLAIM %s 30", o->reclaim);
 		check(!mgr_line(o, line, true), "the manager takes the reclaim notice", 0);
@@ -972,11 +1046,11 @@ static int cmd_cache_test(const struct opts *o)
 					stale++;
 			}
 			redy_cache_stats(c, &st);
-		} while ((!st.regions_migrated || redy_cache_migrating(c)) &&
+		} while ((st.regions_migrated == mig0 || redy_cache_migrating(c)) &&
 			 now_s() - t0 < 30 && !bad);
 		printf("# %u requests during the migration, %llu regions moved\n", i,
-		       (unsigned long long)st.regions_migrated);
-		check(st.regions_migrated > 0 && !redy_cache_migrating(c),
+		       (unsigned long long)(st.regions_migrated - mig0));
+		check(st.regions_migrated > mig0 && !redy_cache_migrating(c),
 		      "Migration: the reclaimed server's regions moved", 0);
 		check(!bad && !stale, "Migration: no request failed, no read stale", 0);
 		r = redy_cache_read(c, 0, buf, cap);
@@ -1141,9 +1215,10 @@ static void usage(FILE *f)
 		"with the cache manager (-M ADDR[:PORT], default 127.0.0.1:7729):\n"
 		"  server NAME ADDR PORT MEM_MB THREADS PRICE   offer a memory server\n"
 		"  create BYTES LAT_NS OPS SECONDS       allocate a cache, print its regions\n"
-		"  list | inspect ID | reshape ID BYTES | delete ID\n"
+		"  list | inspect ID | reshape ID BYTES [LAT_NS OPS] | delete ID\n"
 		"  reclaim NAME SECONDS | fail NAME | restore NAME   server events\n"
-		"  cache-test -C BYTES [-X NAME] [-K PID] [-P]   a cache's semantics,\n"
+		"  cache-test -C BYTES [-F FILE] [-G OPS] [-X NAME] [-K PID] [-P]\n"
+		"                                        a cache's semantics, a new SLO,\n"
 		"                                        migration, a failed server (TAP)\n"
 		"  migrate-bench -C BYTES -X NAME [-P]   latency over a migration\n"
 		"options: -p PORT (%u)  -d DEV  -r RECORD_BYTES (64)  -R READ_PCT (50)\n"
@@ -1184,7 +1259,7 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "+a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jhM:C:PK:X:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jhM:C:PK:X:k:F:G:")) != -1) {
 		switch (opt) {
 		case 'a': o.addr = optarg; break;
 		case 'p': o.port = bench_opt_u64(PROG, "-p", optarg, 1, 65535 - REDY_THREADS_MAX - 1); break;
@@ -1228,6 +1303,8 @@ int main(int argc, char **argv)
 		case 'P': o.pause_all = 1; break;
 		case 'K': o.kill_pid = bench_opt_u64(PROG, "-K", optarg, 2, 1u << 22); break;
 		case 'X': o.reclaim = optarg; break;
+		case 'F': o.file = optarg; break;
+		case 'G': o.reshape_ops = bench_opt_double(PROG, "-G", optarg, 1, 1e12); break;
 		case 'k': o.repeat = bench_opt_u64(PROG, "-k", optarg, 1, 100); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -107,11 +107,19 @@ tap "SLOs deployed from the model (timings printed, not asserted)" \
 	"$b/redy" slo -a $addr -p $port -m "$out/model.txt" -n 3 -T 0.2
 
 # A cache manager and three memory servers (the one above, two more):
-# a cache created, written in batches, read, reshaped; A reclaimed while
-# the cache reads and writes, its regions moving to B (full after half
-# of them) and C; then B killed: its regions fail, the rest serve, new
-# regions replace them.  Every read is checked against what was written.
-"$b/redymgr" -m "$out/model.txt" -p 7729 -r 256 > "$out/redymgr.log" 2>&1 &
+# a cache created from a file, on B (cheapest, full after half of it)
+# and A; written in batches, read, reshaped; reshaped to an SLO only two
+# server threads meet (B's regions move to A, the only server with two)
+# and back; A reclaimed while the cache reads and writes, its regions
+# moving to B and C; then B killed: its regions fail, the rest serve,
+# new regions replace them.  Every read is checked against what was
+# written.  The manager's model is made up, so that which configuration
+# an SLO gets does not depend on this machine's timings: one-sided
+# (2000 req/s), one server thread (4000), two (9000).
+printf '%s\n' 'redy-model 1 2 2 2 2 64 50' '0 1 1 1 40000 2000' \
+	'1 1 1 1 60000 4000' '2 2 1 1 80000 9000' > "$out/shape.txt"
+head -c 3000000 /dev/urandom > "$out/populate.bin"
+"$b/redymgr" -m "$out/shape.txt" -p 7729 -r 256 > "$out/redymgr.log" 2>&1 &
 mgr=$!
 "$b/redyd" -a $addr -p 7740 -m 2 -t 1 > "$out/redyd-b.log" 2>&1 &
 pid_b=$!
@@ -126,19 +134,30 @@ servers() {
 			sleep 0.1
 		done
 	done
-	"$b/redy" server A $addr $port 16 2 1 &&
-	"$b/redy" server B $addr 7740 2 1 2 &&
+	"$b/redy" server A $addr $port 16 2 2 &&
+	"$b/redy" server B $addr 7740 2 1 1 &&
 	"$b/redy" server C $addr 7750 16 1 3 &&
 	"$b/redy" list | grep -c '^SERVER' | grep -qx 3 &&
 	! "$b/redy" server A $addr $port 16 2 1 &&		# EEXIST
 	! "$b/redy" create 1000000000000 1000000 1 60 &&	# ENOSPC
 	! "$b/redy" create 1048576 1 1000000000 60 &&		# no configuration
 	! "$b/redy" ctl BOGUS &&
-	! "$b/redy" inspect 99
+	! "$b/redy" inspect 99 &&
+	# the CLI's reshape with a new SLO: two server threads, and the
+	# regions kept on B (one thread) announced to the owner as moves
+	id=$("$b/redy" create 1048576 1000000000 1 60 | awk 'NR == 1 { print $2 }') &&
+	"$b/redy" reshape $id 524288 1000000000 8000 > "$out/reshaped.txt" &&
+	head -1 "$out/reshaped.txt" | grep -q "^OK $id 2 2 1 1 2 262144 524288 " &&
+	[ "$("$b/redy" ctl NOTICES $id | grep -c '^NOTICE [01] move')" -eq 2 ] &&
+	! "$b/redy" reshape $id 524288 1 1000000000000 &&	# no configuration
+	! "$b/redy" reshape $id 524288 1000000000 &&		# operands
+	"$b/redy" delete $id
 }
 tap "the cache manager knows three memory servers, refuses what it cannot do" servers
-tap "a cache: create, batched writes, reads, reshape, migration, a killed server" \
-	"$b/redy" cache-test -C 4194304 -X A -K $pid_b
+tap "a program with libredy (examples/redy_cache): create, write, read back, delete" \
+	"$MRRC_REPO/build/examples/redy_cache" 1048576
+tap "a cache: create from a file, batched I/O, reshape (to a new SLO too), migration, a killed server" \
+	"$b/redy" cache-test -C 4194304 -F "$out/populate.bin" -G 8000 -X A -K $pid_b
 kill $pid_c $mgr
 wait $pid_c $mgr
 tap "redyd exits 0 on SIGTERM" stop
