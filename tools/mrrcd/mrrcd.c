@@ -11,6 +11,7 @@
  * the arena is exported to each RDMA connection for one-sided READs
  * (rdma.c, kvwire.h).  Nothing here blocks.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -34,6 +35,8 @@
 #include "mrrc_version.h"
 #include "proto.h"
 #include "rdma.h"
+#include "redysrv.h"
+#include "wire.h"
 
 #define MAX_LISTEN 8
 #define MAX_EVENTS 64
@@ -73,6 +76,7 @@ struct daemon {
 	unsigned int nlisten;
 	struct evsrc sig, timer, mrrc;
 	struct rdma_srv rdma;
+	struct redy_server *redy;	/* --redy: a Redy memory server too */
 	int spare_fd;		/* given up to accept-and-close at EMFILE */
 	struct store store;
 	struct mc_server srv;
@@ -535,6 +539,13 @@ static void teardown(struct daemon *d)
 
 	while (d->conns)
 		conn_close(d, d->conns);
+	if (d->redy) {
+		struct redy_server_stats st;
+
+		redy_server_stop(d->redy, &st);
+		say(1, "mrrcd: Redy memory server: %lu batches, %lu requests, %lu refused\n",
+		    st.batches, st.requests, st.refused);
+	}
 	rdma_stop(&d->rdma);
 	for (i = 0; i < d->nlisten; i++)
 		close(d->listen[i].fd);
@@ -564,6 +575,10 @@ static void usage(FILE *f)
 		"  -R, --rdma=ADDR          also serve over RDMA through /dev/mrrc, on ADDR\n"
 		"      --rdma-port=PORT     RDMA CM port (default: the TCP port)\n"
 		"      --rdma-dev=NAME      RDMA device (default: the first one)\n"
+		"      --redy=PORT          also a Redy memory server (redyd(8)) on the\n"
+		"                           --rdma address, ports PORT to PORT+THREADS\n"
+		"      --redy-memory=MB     its memory in MiB (default 64)\n"
+		"      --redy-threads=N     its server threads (default 1)\n"
 		"  -v, --verbose            errors and connections; -vv: also requests\n"
 		"  -h, --help               this help\n"
 		"  -V, --version            print the version\n");
@@ -588,10 +603,11 @@ static int number(const char *opt, const char *s, unsigned long min,
 
 struct options {
 	unsigned long port, mb, maxconns, threads, rdma_port;
+	unsigned long redy_port, redy_mb, redy_threads;
 	const char *listen, *rdma, *rdma_dev;
 };
 
-enum { OPT_RDMA_PORT = 256, OPT_RDMA_DEV };
+enum { OPT_RDMA_PORT = 256, OPT_RDMA_DEV, OPT_REDY, OPT_REDY_MB, OPT_REDY_THREADS };
 
 /* 0 to run, 1 to exit successfully (-h, -V), -EINVAL on a usage error. */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -606,6 +622,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "rdma", required_argument, NULL, 'R' },
 		{ "rdma-port", required_argument, NULL, OPT_RDMA_PORT },
 		{ "rdma-dev", required_argument, NULL, OPT_RDMA_DEV },
+		{ "redy", required_argument, NULL, OPT_REDY },
+		{ "redy-memory", required_argument, NULL, OPT_REDY_MB },
+		{ "redy-threads", required_argument, NULL, OPT_REDY_THREADS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -615,7 +634,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int opt;
 
 	*o = (struct options){ .port = 11211, .mb = 64, .maxconns = 1024,
-			       .threads = 1 };
+			       .threads = 1, .redy_mb = 64, .redy_threads = 1 };
 	while ((opt = getopt_long(argc, argv, "p:l:m:c:t:U:R:vhV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
@@ -662,6 +681,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_RDMA_DEV:
 			o->rdma_dev = optarg;
 			break;
+		case OPT_REDY:
+			if (number("--redy", optarg, 1, 65535 - REDY_THREADS_MAX - 1,
+				   &o->redy_port))
+				return -EINVAL;
+			break;
+		case OPT_REDY_MB:
+			if (number("--redy-memory", optarg, 1, 1024, &o->redy_mb))
+				return -EINVAL;
+			break;
+		case OPT_REDY_THREADS:
+			if (number("--redy-threads", optarg, 1, REDY_THREADS_MAX,
+				   &o->redy_threads))
+				return -EINVAL;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -677,8 +710,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -EINVAL;
 		}
 	}
-	if ((o->rdma_port || o->rdma_dev) && !o->rdma) {
-		fprintf(stderr, "mrrcd: --rdma-port and --rdma-dev need --rdma\n");
+	if ((o->rdma_port || o->rdma_dev || o->redy_port) && !o->rdma) {
+		fprintf(stderr, "mrrcd: --rdma-port, --rdma-dev and --redy need --rdma\n");
 		return -EINVAL;
 	}
 	if (optind < argc) {
@@ -753,6 +786,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		say(1, "mrrcd: RDMA on %s port %u\n", o.rdma, rport);
+	}
+	if (o.redy_port) {
+		struct redy_server_opts ro = {
+			.port = (unsigned int)o.redy_port, .bytes = o.redy_mb << 20,
+			.threads = (unsigned int)o.redy_threads, .dev = o.rdma_dev,
+			.verbose = verbose, .name = "mrrcd-redy",
+		};
+
+		err = inet_pton(AF_INET, o.rdma, &ro.addr) == 1 ? 0 : -EAFNOSUPPORT;
+		err = err ?: redy_server_start(&d.redy, &ro);
+		if (err) {
+			fprintf(stderr, "mrrcd: --redy: %s\n", err == -EAFNOSUPPORT ?
+				"--rdma must be an IPv4 address" : strerror(-err));
+			teardown(&d);
+			return 1;
+		}
+		say(1, "mrrcd: Redy memory server: %lu MiB, %lu server threads, ports %lu-%lu\n",
+		    o.redy_mb, o.redy_threads, o.redy_port, o.redy_port + o.redy_threads);
 	}
 	say(1, "mrrcd %s: port %lu, %lu MiB, %u index slots, %u slab pages\n",
 	    MRRC_VERSION_STRING, o.port, o.mb, d.store.nslots, d.store.npages);

@@ -8,15 +8,18 @@
 MRRCD_DIR := tools/mrrcd
 MRRCD_HDRS := $(wildcard $(MRRCD_DIR)/*.h) lib/mark_defined.h
 MRRCD_CORE := $(MRRCD_DIR)/store.c $(MRRCD_DIR)/proto.c $(MRRCD_DIR)/hash.c
-MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_DIR)/rdma.c $(MRRCD_CORE)
+# --redy: the Redy memory server of tools/redy/ (redysrv.c) beside the store
+MRRCD_SRCS := $(MRRCD_DIR)/mrrcd.c $(MRRCD_DIR)/rdma.c $(MRRCD_CORE) \
+	tools/redy/redysrv.c tools/redy/client.c
 MRRCKV_SRCS := $(MRRCD_DIR)/mrrckv.c $(MRRCD_DIR)/kvclient.c \
 	$(MRRCD_DIR)/reader.c $(MRRCD_DIR)/hash.c $(MRRCD_DIR)/load.c
 MRRCD_TESTS := $(TESTS_DIR)/test_mrrcd_store $(TESTS_DIR)/test_mrrcd_proto
 
-$(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
-		$(B)/lib/libmrrc.a
+$(B)/tools/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(wildcard tools/redy/*.h) $(VERSION_H) \
+		$(CFLAGS_STAMP) $(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(MRRCD_SRCS) $(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/redy -o $@ $(MRRCD_SRCS) \
+		$(B)/lib/libmrrc.a -lpthread -lm
 
 # The client: mrrckv(1), and the RDMA checks that run in the test VM.
 $(B)/tools/mrrckv: $(MRRCKV_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \

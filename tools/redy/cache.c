@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #define ANSWER_MAX	(2u << 20)	/* a table of 32768 regions fits */
 #define PULL_CHUNK	(16u << 20)	/* the new server serves I/O between */
 #define PIECES_MAX	256u	/* requests per batch call */
+#define MGR_WAIT_NS	10e9	/* for a whole answer of the manager */
 
 enum reg_state { REG_OK, REG_MIGRATING, REG_FAILED };
 
@@ -66,6 +68,7 @@ struct redy_cache {
 	uint64_t capacity;
 	uint32_t gen;			/* the manager's table generation */
 	bool reconnect;			/* cfg changed: new I/O connections */
+	char pending[128];		/* a request the I/O thread is to make */
 	unsigned int nreg;
 	struct vreg *reg;
 	struct srvconn *srv[SRV_MAX];
@@ -100,6 +103,7 @@ static int __attribute__((format(printf, 3, 4)))
 mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 {
 	char line[512];
+	double deadline;
 	size_t len = 0;
 	va_list ap;
 	ssize_t n;
@@ -120,11 +124,23 @@ mgr_req(struct redy_cache *c, char *ans, const char *fmt, ...)
 		r = -EPIPE;
 		goto out;
 	}
+	deadline = now_ns() + MGR_WAIT_NS;
 	for (;;) {
+		struct pollfd pf = { .fd = c->mgr, .events = POLLIN };
+		double left = deadline - now_ns();
 		char *end;
+		int k;
 
+		/* one deadline for the whole answer, however it trickles in */
+		k = left > 0 ? poll(&pf, 1, (int)(left / 1e6) + 1) : 0;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r = k ? -errno : -ETIMEDOUT;
+			goto out;
+		}
 		n = read(c->mgr, ans + len, ANSWER_MAX - 1 - len);
-		if (n <= 0) {	/* SO_RCVTIMEO: a silent manager is an error */
+		if (n <= 0) {
 			r = !n ? -ECONNRESET : errno == EAGAIN ? -ETIMEDOUT : -errno;
 			goto out;
 		}
@@ -351,7 +367,8 @@ static void run_pieces(struct redy_cache *c, struct piece *pc, unsigned int n)
 				continue;
 			pc[i].io.status = r ? -EIO : io[k].status;
 			k++;
-			if (pc[i].io.op == REDY_OP_WRITE && c->reg[pc[i].reg].writers)
+			if (pc[i].io.op == REDY_OP_WRITE && pc[i].reg < c->nreg &&
+			    c->reg[pc[i].reg].writers)
 				c->reg[pc[i].reg].writers--;
 			pc[i].srv = -1;
 			done++;
@@ -381,6 +398,36 @@ static unsigned int run_gathered(struct redy_cache *c, struct piece *pc,
 }
 
 /*
+ * A change someone else asked the manager for (redy reshape), made by
+ * the owner: the I/O thread, between requests, so that no piece is in
+ * flight to a region the new table gives up.  Not while a migration
+ * round runs (its region indices are the old table's): then at the next
+ * request.
+ */
+static void io_follow(struct redy_cache *c)
+{
+	char req[sizeof(c->pending)], *ans;
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	snprintf(req, sizeof(req), "%s", c->pending);
+	pthread_mutex_unlock(&c->lock);
+	if (!req[0] || pthread_mutex_trylock(&c->mig_lock))
+		return;
+	ans = malloc(ANSWER_MAX);
+	r = ans ? mgr_req(c, ans, "%s", req) : -ENOMEM;
+	r = r ?: parse_table(c, ans, 0);
+	if (r)
+		fprintf(stderr, "redy: cache %u: %s: %s\n", c->id, req, strerror(-r));
+	pthread_mutex_lock(&c->lock);
+	if (!strcmp(c->pending, req))
+		c->pending[0] = '\0';
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->mig_lock);
+	free(ans);
+}
+
+/*
  * The I/O thread picks up a new configuration (a reshape's): connections
  * of the old one (one- or two-sided, another depth) are closed, to be
  * opened anew on first use.  The capacity it checks requests against.
@@ -391,6 +438,7 @@ static uint64_t io_refresh(struct redy_cache *c)
 	unsigned int i, n = 0;
 	uint64_t cap;
 
+	io_follow(c);
 	pthread_mutex_lock(&c->lock);
 	if (c->reconnect)
 		for (; n < SRV_MAX && c->srv[n]; n++)
@@ -601,9 +649,10 @@ static int migrate(struct redy_cache *c, unsigned int i, char *ans)
 /*
  * One round (under mig_lock): asks for notices, sending the measured
  * latency and throughput if @lat >= 0, and moves every region announced
- * for a reclaim or a reshape ("move").  A table the manager changed for
- * someone else (redy reshape) is fetched and taken instead.  The number
- * of regions it tried to move, or a negative errno (the first failure).
+ * for a reclaim or a reshape ("move").  A change someone else asked for
+ * ("PENDING ...", or a table generation not ours) is left to the I/O
+ * thread (io_follow).  The number of regions it tried to move, or a
+ * negative errno (the first failure).
  */
 static int mig_round(struct redy_cache *c, char *ans, double lat, double tput)
 {
@@ -621,11 +670,14 @@ static int mig_round(struct redy_cache *c, char *ans, double lat, double tput)
 	if (sscanf(ans, "OK %u", &gen) != 1)
 		return -EPROTO;
 	pthread_mutex_lock(&c->lock);
-	if (gen != c->gen) {
-		pthread_mutex_unlock(&c->lock);
-		r = mgr_req(c, ans, "INSPECT %u", c->id);
-		return r ?: parse_table(c, ans, 0);
-	}
+	/* only a change of shape: what a manager may ask the owner to do */
+	p = strstr(ans, "\nPENDING ");
+	if (p && (sscanf(p + 9, "%127[^\n]", c->pending) != 1 ||
+		  (strncmp(c->pending, "RESIZE ", 7) &&
+		   strncmp(c->pending, "RESHAPE ", 8))))
+		c->pending[0] = '\0';
+	else if (!p && gen != c->gen && !c->pending[0])
+		snprintf(c->pending, sizeof(c->pending), "INSPECT %u", c->id);
 	for (p = strchr(ans, '\n'); p && n < 1024; p = strchr(p + 1, '\n')) {
 		if (sscanf(p + 1, "NOTICE %u %15s", &idx[n], kind) != 2 ||
 		    idx[n] >= c->nreg)
@@ -714,7 +766,7 @@ static int populate(struct redy_cache *c, int fd)
 			r = errno == EINTR ? 0 : -errno;
 			continue;
 		}
-		if ((uint64_t)n > c->capacity - a) {
+		if ((uint64_t)n > redy_cache_capacity(c) - a) {
 			r = -EFBIG;	/* it grew since it was measured */
 			break;
 		}
@@ -947,12 +999,14 @@ int redy_cache_delete(struct redy_cache *c)
 {
 	char *ans = malloc(ANSWER_MAX);
 	unsigned int i;
-	int r = ans ? mgr_req(c, ans, "DEALLOCATE %u", c->id) : -ENOMEM;
+	int r;
 
+	/* no PULL may still be copying into a region given back */
 	pthread_mutex_lock(&c->lock);
 	c->stop = true;
 	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->mig, NULL);
+	r = ans ? mgr_req(c, ans, "DEALLOCATE %u", c->id) : -ENOMEM;
 	for (i = 0; i < SRV_MAX && c->srv[i]; i++) {
 		if (c->srv[i]->io_open)
 			redy_client_close(&c->srv[i]->io);

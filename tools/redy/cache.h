@@ -5,8 +5,9 @@
  * cache manager (redymgr), with the configuration the manager's search
  * picked for the SLO, optionally populated from a file.  Read and write
  * synchronously, or submit requests and flush them in batches; reshape
- * (grow, shrink, a new SLO); delete.  A reshape made through the
- * manager by someone else (redy reshape) is taken at the next poll.
+ * (grow, shrink, a new SLO); delete.  A reshape asked of the
+ * manager by someone else (redy reshape) is made by the handle's thread
+ * itself, between two requests, once the migration thread hears of it.
  *
  * A background thread asks the manager for reclaim notices and migrates
  * the regions of a server being reclaimed to the replacements the
@@ -93,8 +94,8 @@ int redy_cache_reshape(struct redy_cache *c, uint64_t capacity);
  * returns; the next request uses the new configuration's connections.
  * 0; -ENOENT (no configuration meets @slo) or -ENOSPC (too few regions
  * on servers with the threads): nothing changed; or the error of a region
- * that could not move (the cache has its new shape; that region still
- * serves from where it was, and the migration thread retries it).
+ * that could not move (the cache has its new shape; that region fails
+ * with -EIO until redy_cache_repopulate(), as a failed server's).
  */
 int redy_cache_reshape_slo(struct redy_cache *c, uint64_t capacity,
 			   const struct redy_slo *slo);

@@ -53,6 +53,8 @@ struct server {
 struct region {
 	int srv;
 	unsigned int idx;	/* region number on that server */
+	int to_srv;		/* >= 0: reserved by a RESHAPE for its move */
+	unsigned int to_idx;
 };
 
 struct cache {
@@ -65,10 +67,13 @@ struct cache {
 	struct region *reg;
 	uint32_t gen;		/* RESIZE and RESHAPE count it up */
 	double lat_ns, tput;	/* last reported by the client */
+	uint64_t owner;		/* the connection that allocated it */
+	char pending[96];	/* someone else's RESIZE/RESHAPE, for the owner */
 };
 
 struct client {
 	int fd;
+	uint64_t serial;	/* never 0, never reused */
 	char in[LINE_MAX_BYTES];
 	size_t len;
 };
@@ -81,8 +86,10 @@ static struct {
 	struct redy_model model;
 	bool have_model;
 	uint32_t next_id;
+	uint64_t next_serial;
+	uint64_t serial;	/* the connection whose request runs */
 	int verbose;
-} m = { .region_bytes = 1u << 20, .next_id = 1 };
+} m = { .region_bytes = 1u << 20, .next_id = 1, .next_serial = 1 };
 
 static volatile sig_atomic_t stopping;
 
@@ -202,15 +209,57 @@ static int take_region(struct cache *c, struct region *r, int not)
 	s->owner[i] = c->id;
 	r->srv = s - m.srv;
 	r->idx = i;
+	r->to_srv = -1;
 	return 0;
 }
 
-static void drop_region(const struct cache *c, const struct region *r)
+static void free_slot(const struct cache *c, int srv, unsigned int idx)
 {
-	struct server *s = &m.srv[r->srv];
+	struct server *s = &m.srv[srv];
 
-	if (r->idx < s->nregions && s->owner[r->idx] == c->id)
-		s->owner[r->idx] = 0;
+	if (idx < s->nregions && s->owner[idx] == c->id)
+		s->owner[idx] = 0;
+}
+
+/* Gives up a region and the move target reserved for it. */
+static void drop_region(const struct cache *c, struct region *r)
+{
+	free_slot(c, r->srv, r->idx);
+	if (r->to_srv >= 0)
+		free_slot(c, r->to_srv, r->to_idx);
+	r->to_srv = -1;
+}
+
+/*
+ * May this connection change the cache's shape now?  Not while the
+ * connection that allocated it is open: it is using the regions a
+ * shrink or a move would free.  The change is kept for the owner, who
+ * finds it in NOTICES ("PENDING ...") and makes it itself.
+ */
+static bool owner_elsewhere(const struct cache *c)
+{
+	unsigned int i;
+
+	if (c->owner == m.serial)
+		return false;
+	for (i = 0; i < CLIENTS_MAX; i++)
+		if (m.cl[i].fd >= 0 && m.cl[i].serial == c->owner)
+			return true;
+	return false;
+}
+
+static bool defer(struct out *o, struct cache *c, char **a, int n)
+{
+	size_t len = 0;
+	int k;
+
+	if (!owner_elsewhere(c))
+		return false;
+	for (k = 0; k < n; k++)
+		len += snprintf(c->pending + len, sizeof(c->pending) - len, "%s%s",
+				k ? " " : "", a[k]);
+	put(o, "OK pending: the owner makes the change\n");
+	return true;
 }
 
 static void region_table(struct out *o, const struct cache *c)
@@ -341,6 +390,7 @@ static void cmd_allocate(struct out *o, char **a, int n)
 	c->slo = slo;
 	c->duration = dur;
 	c->cfg = cfg;
+	c->owner = m.serial;
 	want = (cap + m.region_bytes - 1) / m.region_bytes;
 	r = want > REGIONS_MAX * SERVERS_MAX ? -ENOSPC : resize(c, want);
 	if (r) {
@@ -368,6 +418,8 @@ static void cmd_resize(struct out *o, char **a, int n)
 		err_out(o, -ENOENT, "no such cache");
 		return;
 	}
+	if (defer(o, c, a, n))
+		return;
 	r = (cap + m.region_bytes - 1) / m.region_bytes > REGIONS_MAX * SERVERS_MAX ?
 	    -ENOSPC : resize(c, (cap + m.region_bytes - 1) / m.region_bytes);
 	if (r) {
@@ -376,6 +428,8 @@ static void cmd_resize(struct out *o, char **a, int n)
 	}
 	c->capacity = cap;
 	c->gen++;
+	if (c->owner == m.serial)
+		c->pending[0] = '\0';
 	region_table(o, c);
 }
 
@@ -388,16 +442,18 @@ static bool misplaced(const struct region *r, const struct redy_cfg *cfg)
 /*
  * RESHAPE id capacity lat_ns tput_ops: a new SLO (and capacity).  The
  * search picks the configuration; new regions come from servers with its
- * threads, and the regions on servers with too few are announced to the
- * client as "move" notices (migrated as on a reclaim).  All or nothing:
- * if the servers that qualify have too few free regions for both, the
- * cache keeps its shape (ENOSPC).
+ * threads, and the regions on servers with too few get a region reserved
+ * on one that has them and are announced to the client as "move" notices
+ * (REPLACE then gives the reserved region; the move is a reclaim's).  All
+ * or nothing: if the servers that qualify have too few free regions for
+ * both, the cache keeps its shape (ENOSPC).
  */
 static void cmd_reshape(struct out *o, char **a, int n)
 {
 	struct redy_cfg cfg, old_cfg;
 	struct redy_slo slo;
 	uint64_t id, cap;
+	/* regions kept that must move, new ones; free on servers that can */
 	unsigned int i, want, need, avail = 0;
 	struct cache *c;
 	int r;
@@ -413,6 +469,8 @@ static void cmd_reshape(struct out *o, char **a, int n)
 		err_out(o, -ENOENT, "no such cache");
 		return;
 	}
+	if (defer(o, c, a, n))
+		return;
 	if (!m.have_model || redy_search(&m.model, &slo, &cfg, NULL)) {
 		err_out(o, -ENOENT, "no configuration meets the SLO");
 		return;
@@ -441,9 +499,28 @@ static void cmd_reshape(struct out *o, char **a, int n)
 		err_out(o, r, "not enough memory");
 		return;
 	}
+	/*
+	 * A target for every region that must move, taken now (the count
+	 * above leaves room for all); reservations no longer needed go back.
+	 */
+	for (i = 0; i < c->nregions; i++) {
+		struct region *g = &c->reg[i], t;
+
+		if (g->to_srv >= 0 && (!misplaced(g, &cfg) ||
+				       m.srv[g->to_srv].threads < cfg.s)) {
+			free_slot(c, g->to_srv, g->to_idx);
+			g->to_srv = -1;
+		}
+		if (misplaced(g, &cfg) && g->to_srv < 0 && !take_region(c, &t, g->srv)) {
+			g->to_srv = t.srv;
+			g->to_idx = t.idx;
+		}
+	}
 	c->capacity = cap;
 	c->slo = slo;
 	c->gen++;
+	if (c->owner == m.serial)
+		c->pending[0] = '\0';
 	region_table(o, c);
 }
 
@@ -465,7 +542,12 @@ static void cmd_replace(struct out *o, char **a, int n)
 		return;
 	}
 	old = c->reg[idx];
-	if (take_region(c, &nr, old.srv)) {
+	if (old.to_srv >= 0 && m.srv[old.to_srv].state == SRV_UP) {
+		/* the target a RESHAPE reserved */
+		nr = (struct region){ .srv = old.to_srv, .idx = old.to_idx,
+				      .to_srv = -1 };
+		old.to_srv = -1;
+	} else if (take_region(c, &nr, old.srv)) {
 		err_out(o, -ENOSPC, "no other server has a free region");
 		return;
 	}
@@ -501,6 +583,10 @@ static void cmd_notices(struct out *o, char **a, int n)
 		       parse_num(a[3], 1e15, &c->tput)))
 		c->lat_ns = c->tput = 0;
 	put(o, "OK %u\n", c->gen);
+	if (c->pending[0] && c->owner == m.serial) {	/* told once */
+		put(o, "PENDING %s\n", c->pending);
+		c->pending[0] = '\0';
+	}
 	for (i = 0; i < c->nregions; i++) {
 		const struct server *s = &m.srv[c->reg[i].srv];
 
@@ -549,6 +635,12 @@ static void cmd_server(struct out *o, char **a, int n)
 		err_out(o, -EEXIST, "a server of that name exists");
 		return;
 	}
+	for (i = 0; i < SERVERS_MAX; i++)
+		if (m.srv[i].used && !strcmp(m.srv[i].addr, a[2]) &&
+		    m.srv[i].port == port) {
+			err_out(o, -EEXIST, "a server at that address and port exists");
+			return;
+		}
 	for (i = 0; i < SERVERS_MAX && m.srv[i].used; i++)
 		;
 	if (i == SERVERS_MAX) {
@@ -695,8 +787,9 @@ static void client_read(struct client *c)
 	while ((nl = memchr(c->in, '\n', c->len))) {
 		*nl = '\0';
 		o.len = 0;
+		m.serial = c->serial;
 		request(c->in, &o);
-		if (m.verbose)
+		if (m.verbose && o.buf && !o.oom)
 			fprintf(stderr, "redymgr: %s -> %.*s", c->in,
 				(int)(strchr(o.buf, '\n') - o.buf + 1), o.buf);
 		/* SO_SNDTIMEO: a client that does not read is dropped */
@@ -832,7 +925,8 @@ int main(int argc, char **argv)
 						   sizeof(tmo))))
 				close(fd);
 			else if (fd >= 0)
-				m.cl[i] = (struct client){ .fd = fd };
+				m.cl[i] = (struct client){ .fd = fd,
+							   .serial = m.next_serial++ };
 		}
 		for (i = 0; i < CLIENTS_MAX; i++)
 			if (m.cl[i].fd >= 0 && (pf[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))

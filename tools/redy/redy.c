@@ -1003,13 +1003,19 @@ static int cmd_cache_test(const struct opts *o)
 		      "Reshape back to the first SLO: its configuration, nothing moved, bytes kept", r);
 	}
 
-	/* a reshape by someone else (redy reshape): the cache follows */
+	/*
+	 * A reshape by someone else (redy reshape): the manager keeps it for
+	 * the owner, whose migration thread hears of it and whose I/O thread
+	 * makes it between two requests.
+	 */
 	snprintf(line, sizeof(line), "RESIZE %u %llu", redy_cache_id(c),
 		 (unsigned long long)cap * 2);
 	r = mgr_line(o, line, true);
 	for (t0 = now_s(); !r && redy_cache_capacity(c) != cap * 2 &&
-	     now_s() - t0 < 10;)
+	     now_s() - t0 < 10;) {
+		r = redy_cache_read(c, 0, buf, 64);
 		usleep(10000);
+	}
 	check(!r && redy_cache_capacity(c) == cap * 2 &&
 	      !redy_cache_write(c, cap, shadow, 4096) &&
 	      !redy_cache_read(c, cap, buf, 4096) && !memcmp(buf, shadow, 4096),

@@ -8,10 +8,10 @@
 REDY_DIR := tools/redy
 REDY_HDRS := $(wildcard $(REDY_DIR)/*.h)
 
-$(B)/tools/redyd: $(REDY_DIR)/redyd.c $(REDY_DIR)/client.c $(REDY_HDRS) $(LIB_HDRS) \
+$(B)/tools/redyd: $(REDY_DIR)/redyd.c $(REDY_DIR)/redysrv.c $(REDY_DIR)/client.c $(REDY_HDRS) $(LIB_HDRS) \
 		$(B)/lib/libmrrc.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(REDY_DIR)/redyd.c \
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $(REDY_DIR)/redyd.c $(REDY_DIR)/redysrv.c \
 		$(REDY_DIR)/client.c $(B)/lib/libmrrc.a -lpthread -lm
 
 REDY_SRCS := $(REDY_DIR)/redy.c $(REDY_DIR)/client.c $(REDY_DIR)/slo.c $(REDY_DIR)/cache.c \

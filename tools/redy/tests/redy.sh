@@ -106,7 +106,8 @@ tap "the model file, and searching it" model_ok
 tap "SLOs deployed from the model (timings printed, not asserted)" \
 	"$b/redy" slo -a $addr -p $port -m "$out/model.txt" -n 3 -T 0.2
 
-# A cache manager and three memory servers (the one above, two more):
+# A cache manager and three memory servers (the redyd above, B another,
+# C an mrrcd serving memcached's protocol and Redy's beside it):
 # a cache created from a file, on B (cheapest, full after half of it)
 # and A; written in batches, read, reshaped; reshaped to an SLO only two
 # server threads meet (B's regions move to A, the only server with two)
@@ -123,10 +124,11 @@ head -c 3000000 /dev/urandom > "$out/populate.bin"
 mgr=$!
 "$b/redyd" -a $addr -p 7740 -m 2 -t 1 > "$out/redyd-b.log" 2>&1 &
 pid_b=$!
-"$b/redyd" -a $addr -p 7750 -m 16 -t 1 > "$out/redyd-c.log" 2>&1 &
+"$b/mrrcd" -p 11411 -R $addr --redy 7750 --redy-memory 16 --redy-threads 1 -v \
+	> "$out/mrrcd-c.log" 2>&1 &
 pid_c=$!
 servers() {
-	for f in "$out/redyd-b.log" "$out/redyd-c.log"; do
+	for f in "$out/redyd-b.log" "$out/mrrcd-c.log"; do
 		i=0
 		until grep -q 'server threads, ports' "$f"; do
 			i=$((i + 1))
@@ -158,8 +160,18 @@ tap "a program with libredy (examples/redy_cache): create, write, read back, del
 	"$MRRC_REPO/build/examples/redy_cache" 1048576
 tap "a cache: create from a file, batched I/O, reshape (to a new SLO too), migration, a killed server" \
 	"$b/redy" cache-test -C 4194304 -F "$out/populate.bin" -G 8000 -X A -K $pid_b
-kill $pid_c $mgr
-wait $pid_c $mgr
+kill $mgr
+wait $mgr
+# C stored and served keys over TCP and RDMA all along, and Redy's
+# requests (the migration's copies were PULLs it ran)
+mrrcd_both() {
+	"$b/mrrckv" -p 11411 set redy:key both &&
+	"$b/mrrckv" -r -s $addr -p 11411 get redy:key | grep -qx both &&
+	kill $pid_c && wait $pid_c &&
+	cat "$out/mrrcd-c.log" &&
+	grep -q 'Redy memory server: [0-9]* batches, [1-9][0-9]* requests' "$out/mrrcd-c.log"
+}
+tap "mrrcd --redy: a memory server and a key-value store at once, exits 0" mrrcd_both
 tap "redyd exits 0 on SIGTERM" stop
 
 # Both programs under valgrind: the server's parsing of the bad batches,
