@@ -362,32 +362,47 @@ def t_blk(datadir, kernel=None):
 
 def t_redy_slo(datadir):
     """Redy's SLO accuracy (BENCH=redy): the random SLOs met by the
-    configuration the search picked, by latency, by throughput; the mean
-    search time on the measured model and on the paper-size synthetic one
-    per algorithm, with the leaves each read."""
+    configuration the search picked, by latency, by throughput, and the
+    client and server threads it chose, per planning (the model planning
+    for z standard deviations of run-to-run noise, and on the means, z =
+    0, in the same run); the mean search time on the measured model and
+    on the paper-size synthetic one per algorithm, with the leaves each
+    read."""
     rows = load(datadir, "redy")
+    zs = sorted({r["plan_z"] for r in rows if r["metric"] == "slo_met_fraction"},
+                reverse=True)
     body = []
     for metric, name in (("slo_met_fraction", "SLOs met (both)"),
                          ("slo_latency_met_fraction", "latency SLO met"),
-                         ("slo_throughput_met_fraction", "throughput SLO met")):
-        v = pick(rows, metric=metric)
-        n = [r["slos"] for r in rows if r["metric"] == metric]
-        body.append([name, "—" if v is None else f"{100 * v:.0f} % of {n[0]}"])
-    v = pick(rows, metric="search_ms_mean", model="measured")
-    lv = [r["leaves"] for r in rows if r["metric"] == "search_ms_mean"
-          and r.get("model") == "measured"]
-    body.append([f"search, measured model ({lv[0] if lv else '—'} leaves)",
-                 "—" if v is None else f"{v * 1000:.1f} µs"])
+                         ("slo_throughput_met_fraction", "throughput SLO met"),
+                         ("slo_threads_mean", "threads chosen (s + c), mean")):
+        cells = [name]
+        for z in zs:
+            v = pick(rows, metric=metric, plan_z=z)
+            n = [r["slos"] for r in rows if r["metric"] == metric
+                 and r["plan_z"] == z]
+            cells.append("—" if v is None else f"{v:.2f}" if metric == "slo_threads_mean"
+                         else f"{100 * v:.0f} % of {n[0]}")
+        body.append(cells)
+    cells = ["search, measured model"]
+    for z in zs:
+        v = pick(rows, metric="search_ms_mean", model="measured", plan_z=z)
+        lv = [r["leaves"] for r in rows if r["metric"] == "search_ms_mean"
+              and r.get("model") == "measured" and r["plan_z"] == z]
+        cells.append("—" if v is None else f"{v * 1000:.1f} µs ({lv[0]} leaves)")
+    body.append(cells)
     for algo in ("bounded", "fig10", "exhaustive"):
         hit = [r for r in rows if r["metric"] == "search_ms_mean"
                and r.get("model") == "synthetic" and r.get("algorithm") == algo]
         if hit:
             r = hit[0]
             body.append([f"search, {algo}, synthetic ({grouped(r['leaves'])} leaves)",
-                         f"{r['value']:.3f} ms, {grouped(r['leaves_read_mean'])} leaves read"])
-    if not rows:
+                         f"{r['value']:.3f} ms, {grouped(r['leaves_read_mean'])} leaves read"]
+                        + [""] * (len(zs) - 1))
+    if not rows or not zs:
         raise DataError("redy: no lines")
-    return table(["", "measured"], body) + where(rows)
+    return table([""] + [f"planned for {z:g} σ" if z else "planned on the means"
+                         for z in zs], body) + where(rows)
 
 
 def t_redy_model(datadir):

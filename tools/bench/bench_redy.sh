@@ -5,15 +5,18 @@
 # threads) and the client tool on the VM's rxe device:
 #
 #  1. offline modelling of the space REDY_SPACE (SMAX,CMAX,BMAX,QMAX;
-#     powers of two, early termination), REDY_SECONDS per run, the worst
-#     of REDY_RUNS (3) runs per configuration:
+#     powers of two, early termination), REDY_SECONDS per run, the mean
+#     of REDY_RUNS (3) runs per configuration, the model planning for two
+#     standard deviations of the run-to-run noise (pooled):
 #     each measured configuration as lines "model_throughput_ops" and
 #     "model_latency_ns" (keys server_threads, client_threads, batch,
 #     queue_depth, record_bytes, read_pct);
 #  2. REDY_SLOS random SLOs, each met by some leaf of that model, the
 #     configuration the search picks for each deployed and measured:
 #     "slo_met" per SLO, then slo_met_fraction, slo_latency_met_fraction,
-#     slo_throughput_met_fraction, search_ms_mean (model "measured");
+#     slo_throughput_met_fraction, slo_threads_mean, search_ms_mean
+#     (model "measured"), key plan_z 2; then the same planning on the
+#     means (plan_z 0);
 #  3. search time on a synthetic model of the paper's size (1.9 million
 #     leaves) with each algorithm: search_ms_mean (model "synthetic");
 #  4. a cache migrating (below): migration_latency_mean_ns per 50 ms
@@ -55,6 +58,8 @@ tail -n +2 $model | while read -r s c bb q lat tput; do
 	done
 done
 $b/redy slo -a $addr -p $port -m $model -n "$slos" -T "$secs"
+# the same, planning on the means (-Z 0): what the noise planning buys
+$b/redy slo -a $addr -p $port -m $model -n "$slos" -T "$secs" -Z 0
 $b/redy search-bench -n 100
 
 # 4. Migration (Figs. 15-16): a cache of REDY_MIG_MB MiB in 1 MiB regions

@@ -121,8 +121,12 @@ with open(os.path.join(tmp, "redy-mig"), "w") as f:
     if marks:
         f.write(f'{marks[0]["notice_ms"] / 1000} {marks[0]["migrated_ms"] / 1000}\n')
 slo = [r for r in redy if r["metric"] == "slo_met"]
-put("redy-slo-lat", [(r["slo_latency_ns"] / 1000, r["latency_mean_ns"] / 1000) for r in slo])
-put("redy-slo-tput", [(r["slo_throughput_ops"], r["throughput_ops"]) for r in slo])
+for name, sel in (("plan", lambda r: r.get("plan_z", 0) > 0),
+                  ("mean", lambda r: r.get("plan_z", 0) == 0)):
+    put(f"redy-slo-lat-{name}", [(r["slo_latency_ns"] / 1000, r["latency_mean_ns"] / 1000)
+                                 for r in slo if sel(r)])
+    put(f"redy-slo-tput-{name}", [(r["slo_throughput_ops"], r["throughput_ops"])
+                                  for r in slo if sel(r)])
 PY
 
 style='set terminal pngcairo size 800,480 noenhanced font ",10"
@@ -243,7 +247,7 @@ plot "$tmp/redy-mig-optimized-write" title "pause-on-migration writes" lw 2, \
 unset multiplot
 GP
 fi
-if [ -s "$tmp/redy-slo-lat" ]; then
+if [ -s "$tmp/redy-slo-lat-plan" ] || [ -s "$tmp/redy-slo-lat-mean" ]; then
 	gnuplot <<GP
 $style
 set terminal pngcairo size 1000,480 noenhanced font ",10"
@@ -255,11 +259,15 @@ set key top left
 set title "latency: met below the line"
 set xlabel "SLO mean latency (µs)"
 set ylabel "measured mean latency (µs)"
-plot "$tmp/redy-slo-lat" title "SLOs" pt 7, x title "measured = SLO" with lines
+plot "$tmp/redy-slo-lat-plan" title "planned for the noise" pt 7, \
+     "$tmp/redy-slo-lat-mean" title "planned on the means" pt 6, \
+     x title "measured = SLO" with lines
 set title "throughput: met above the line"
 set xlabel "SLO throughput (requests/s)"
 set ylabel "measured (requests/s)"
-plot "$tmp/redy-slo-tput" title "SLOs" pt 7, x title "measured = SLO" with lines
+plot "$tmp/redy-slo-tput-plan" title "planned for the noise" pt 7, \
+     "$tmp/redy-slo-tput-mean" title "planned on the means" pt 6, \
+     x title "measured = SLO" with lines
 unset multiplot
 GP
 fi

@@ -44,6 +44,7 @@ struct opts {
 	uint32_t record;
 	unsigned int read_pct;
 	double seconds, gain_pct, lat_ns, tput;
+	double plan_z;		/* -Z: standard deviations planned for */
 	unsigned int nslo, seed;
 	uint64_t span;
 	int json;
@@ -482,25 +483,48 @@ static int cmd_evil_test(const struct opts *o)
 
 /* ---- offline modelling and search ------------------------------------------ */
 
+struct modelling {
+	const struct opts *o;
+	double cv2_lat, cv2_tput;	/* sums of squared relative deviations */
+	unsigned int leaves;		/* that went into them */
+};
+
 /*
- * One leaf of the model: the configuration run -k times, the worst of the
- * runs kept (lowest throughput, highest latency): under emulation the same
- * configuration differs by up to 2x from one run to the next, and a model
- * that promises the best run picks configurations that miss their SLO.
+ * One leaf of the model: the configuration run -k times; the means go
+ * into the model, the runs' relative standard deviations into the pooled
+ * noise the search plans for (struct redy_model): under emulation the
+ * same configuration differs by 10 % and more from one run to the next,
+ * and a model that promises the mean picks configurations that miss
+ * their SLO about half the time they are at its edge.
  */
 static int measure(void *arg, const struct redy_cfg *cfg, struct redy_perf *p)
 {
-	const struct opts *o = arg;
+	struct modelling *ml = arg;
+	const struct opts *o = ml->o;
+	double lat[100], tput[100], sl = 0, st = 0, vl = 0, vt = 0;
 	struct redy_perf one;
 	unsigned int k;
 	int r = 0;
 
 	for (k = 0; !r && k < o->repeat; k++) {
 		r = run_cfg(o, cfg, &one, NULL);
-		if (!r && (!k || one.tput_ops < p->tput_ops))
-			p->tput_ops = one.tput_ops;
-		if (!r && (!k || one.lat_ns > p->lat_ns))
-			p->lat_ns = one.lat_ns;
+		lat[k] = one.lat_ns;
+		tput[k] = one.tput_ops;
+		sl += one.lat_ns;
+		st += one.tput_ops;
+	}
+	if (!r) {
+		p->lat_ns = sl / k;
+		p->tput_ops = st / k;
+	}
+	if (!r && k >= 2 && p->lat_ns > 0 && p->tput_ops > 0) {
+		while (k--) {
+			vl += (lat[k] - p->lat_ns) * (lat[k] - p->lat_ns);
+			vt += (tput[k] - p->tput_ops) * (tput[k] - p->tput_ops);
+		}
+		ml->cv2_lat += vl / (o->repeat - 1) / (p->lat_ns * p->lat_ns);
+		ml->cv2_tput += vt / (o->repeat - 1) / (p->tput_ops * p->tput_ops);
+		ml->leaves++;
 	}
 
 	if (r)
@@ -515,6 +539,7 @@ static int measure(void *arg, const struct redy_cfg *cfg, struct redy_perf *p)
 
 static int cmd_model(const struct opts *o)
 {
+	struct modelling ml = { .o = o };
 	struct redy_model m;
 	double t0 = now_s();
 	FILE *f;
@@ -527,10 +552,19 @@ static int cmd_model(const struct opts *o)
 	}
 	m.record_bytes = o->record;
 	m.read_pct = o->read_pct;
-	r = redy_model_build(&m, measure, (void *)o, o->gain_pct);
+	r = redy_model_build(&m, measure, &ml, o->gain_pct);
 	if (r) {
 		redy_model_free(&m);
 		return 1;
+	}
+	/* plan for the noise measured (-Z standard deviations, 2) */
+	if (ml.leaves) {
+		double z = o->plan_z >= 0 ? o->plan_z : 2;
+
+		redy_model_replan(&m, z, sqrt(ml.cv2_lat / ml.leaves),
+				  sqrt(ml.cv2_tput / ml.leaves));
+		fprintf(stderr, PROG ": model: run-to-run deviation %.1f %% (latency), %.1f %% (throughput) over %u configurations; planning for %g of them\n",
+			m.cv_lat * 100, m.cv_tput * 100, ml.leaves, z);
 	}
 	f = o->out ? fopen(o->out, "w") : stdout;
 	r = f ? redy_model_save(&m, f) : -errno;
@@ -545,21 +579,24 @@ static int cmd_model(const struct opts *o)
 	return r ? 1 : 0;
 }
 
-static int load_model(const char *path, struct redy_model *m)
+/* The model of -m; with -Z, planning for that many deviations instead. */
+static int load_model(const struct opts *o, struct redy_model *m)
 {
 	unsigned int line = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(o->model, "r");
 	int r;
 
 	if (!f) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		fprintf(stderr, PROG ": %s: %s\n", o->model, strerror(errno));
 		return -errno;
 	}
 	r = redy_model_load(m, f, &line);
 	fclose(f);
 	if (r)
-		fprintf(stderr, PROG ": %s:%u: not a model (%s)\n", path, line,
+		fprintf(stderr, PROG ": %s:%u: not a model (%s)\n", o->model, line,
 			strerror(-r));
+	else if (o->plan_z >= 0)
+		redy_model_replan(m, o->plan_z, m->cv_lat, m->cv_tput);
 	return r;
 }
 
@@ -596,7 +633,7 @@ static int cmd_search(const struct opts *o)
 	double ms;
 	int r;
 
-	if (load_model(o->model, &m))
+	if (load_model(o, &m))
 		return 1;
 	ms = time_search(searches[o->algo], &m, &slo, &x, &st, &r);
 	if (r) {
@@ -641,12 +678,12 @@ static void random_leaf(const struct redy_model *m, unsigned int *seed,
 static int cmd_slo(const struct opts *opts)
 {
 	unsigned int seed = opts->seed, i, met = 0, met_l = 0, met_t = 0, ran = 0;
-	double ms_sum = 0, ms_max = 0;
+	double ms_sum = 0, ms_max = 0, threads = 0;
 	struct opts run = *opts, *o = &run;
 	struct redy_model m;
 	int r;
 
-	if (load_model(o->model, &m))
+	if (load_model(o, &m))
 		return 1;
 	/* deployed as modelled */
 	run.record = m.record_bytes;
@@ -685,6 +722,7 @@ static int cmd_slo(const struct opts *opts)
 			return 1;
 		}
 		ran++;
+		threads += x.s + x.c;
 		met_l += got.lat_ns <= slo.lat_ns;
 		met_t += got.tput_ops >= slo.tput_ops;
 		met += got.lat_ns <= slo.lat_ns && got.tput_ops >= slo.tput_ops;
@@ -695,21 +733,24 @@ static int cmd_slo(const struct opts *opts)
 		       "\"slo_throughput_ops\":%.0f,\"model_latency_ns\":%.0f,"
 		       "\"model_throughput_ops\":%.0f,\"latency_mean_ns\":%.0f,"
 		       "\"throughput_ops\":%.0f,\"search_ms\":%.4f,"
-		       "\"search_leaves\":%lu",
+		       "\"search_leaves\":%lu,\"plan_z\":%g",
 		       m.record_bytes, m.read_pct, slo.lat_ns, slo.tput_ops,
 		       mp.lat_ns, mp.tput_ops, got.lat_ns, got.tput_ops, ms,
-		       st.leaves);
+		       st.leaves, m.z);
 		bench_json_end(stdout);
 	}
-	printf("{\"bench\":\"redy\",\"metric\":\"slo_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met / ran, ran);
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u,\"plan_z\":%g", (double)met / ran, ran, m.z);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"redy\",\"metric\":\"slo_latency_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met_l / ran, ran);
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_latency_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u,\"plan_z\":%g", (double)met_l / ran, ran, m.z);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"redy\",\"metric\":\"slo_throughput_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u", (double)met_t / ran, ran);
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_throughput_met_fraction\",\"value\":%.3f,\"unit\":\"fraction\",\"slos\":%u,\"plan_z\":%g", (double)met_t / ran, ran, m.z);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_mean\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u", ms_sum / ran, redy_model_leaves(&m), ran);
+	/* what the planning costs: client and server threads chosen */
+	printf("{\"bench\":\"redy\",\"metric\":\"slo_threads_mean\",\"value\":%.2f,\"unit\":\"threads\",\"slos\":%u,\"plan_z\":%g", threads / ran, ran, m.z);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_max\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u", ms_max, redy_model_leaves(&m), ran);
+	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_mean\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u,\"plan_z\":%g", ms_sum / ran, redy_model_leaves(&m), ran, m.z);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"redy\",\"metric\":\"search_ms_max\",\"value\":%.4f,\"unit\":\"ms\",\"model\":\"measured\",\"leaves\":%lu,\"slos\":%u,\"plan_z\":%g", ms_max, redy_model_leaves(&m), ran, m.z);
 	bench_json_end(stdout);
 	redy_model_free(&m);
 	return 0;
@@ -1213,10 +1254,10 @@ static void usage(FILE *f)
 		"  verify  -a ADDR                       check both data paths\n"
 		"  evil-server -a ADDR / evil-test -a ADDR   a lying server and the\n"
 		"                                        client's refusals (TAP)\n"
-		"  model   -a ADDR -S SMAX,CMAX,BMAX,QMAX [-g GAIN%%] [-k RUNS] [-o FILE]\n"
+		"  model   -a ADDR -S SMAX,CMAX,BMAX,QMAX [-g GAIN%%] [-k RUNS] [-Z SD] [-o FILE]\n"
 		"                                        offline modelling\n"
-		"  search  -m FILE -l LAT_NS -t OPS [-A bounded|fig10|exhaustive]\n"
-		"  slo     -a ADDR -m FILE [-n N]        SLO accuracy over N random SLOs\n"
+		"  search  -m FILE -l LAT_NS -t OPS [-A bounded|fig10|exhaustive] [-Z SD]\n"
+		"  slo     -a ADDR -m FILE [-n N] [-Z SD]   SLO accuracy, N random SLOs\n"
 		"  search-bench [-n N]                   search time, paper-size model\n"
 		"with the cache manager (-M ADDR[:PORT], default 127.0.0.1:7729):\n"
 		"  server NAME ADDR PORT MEM_MB THREADS PRICE   offer a memory server\n"
@@ -1254,7 +1295,7 @@ int main(int argc, char **argv)
 		.span = 64ull << 20, .cfg = { 0, 1, 1, 1 },
 		.sp = { 2, 2, 16, 8 }, .lat_ns = -1, .tput = -1,
 		.mgr = "127.0.0.1", .mgr_port = 7729, .capacity = 8u << 20,
-		.repeat = 1,
+		.repeat = 1, .plan_z = -1,
 	};
 	const char *cmd, *colon;
 	int opt;
@@ -1265,7 +1306,7 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "+a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jhM:C:PK:X:k:F:G:")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:p:d:s:c:b:q:r:R:T:S:g:o:m:l:t:A:n:z:jhM:C:PK:X:k:F:G:Z:")) != -1) {
 		switch (opt) {
 		case 'a': o.addr = optarg; break;
 		case 'p': o.port = bench_opt_u64(PROG, "-p", optarg, 1, 65535 - REDY_THREADS_MAX - 1); break;
@@ -1312,6 +1353,7 @@ int main(int argc, char **argv)
 		case 'F': o.file = optarg; break;
 		case 'G': o.reshape_ops = bench_opt_double(PROG, "-G", optarg, 1, 1e12); break;
 		case 'k': o.repeat = bench_opt_u64(PROG, "-k", optarg, 1, 100); break;
+		case 'Z': o.plan_z = bench_opt_double(PROG, "-Z", optarg, 0, 10); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

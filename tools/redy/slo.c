@@ -87,6 +87,15 @@ void redy_model_free(struct redy_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* What the planning makes of a mean (struct redy_model). */
+static void plan_factors(const struct redy_model *m, double *fl, double *ft)
+{
+	*fl = 1 + m->z * m->cv_lat;
+	*ft = 1 - m->z * m->cv_tput;
+	if (*ft < 0.05)		/* noise this large: plan for a twentieth */
+		*ft = 0.05;
+}
+
 static bool perf_ok(const struct redy_perf *p)
 {
 	return isfinite(p->lat_ns) && isfinite(p->tput_ops) &&
@@ -96,6 +105,7 @@ static bool perf_ok(const struct redy_perf *p)
 int redy_model_set(struct redy_model *m, const struct redy_cfg *cfg,
 		   const struct redy_perf *p)
 {
+	double fl, ft;
 	size_t i;
 
 	if (!redy_cfg_valid(&m->sp, cfg) || !perf_ok(p))
@@ -103,8 +113,37 @@ int redy_model_set(struct redy_model *m, const struct redy_cfg *cfg,
 	i = cfg_idx(&m->sp, cfg);
 	if (!m->measured[i])
 		m->nmeasured++;
-	m->leaf[i] = *p;
+	plan_factors(m, &fl, &ft);
+	m->leaf[i] = (struct redy_perf){ p->lat_ns * fl, p->tput_ops * ft };
 	m->measured[i] = 1;
+	return 0;
+}
+
+int redy_model_replan(struct redy_model *m, double z, double cv_lat,
+		      double cv_tput)
+{
+	const struct redy_space *sp = &m->sp;
+	double fl, ft, nl, nt;
+	size_t i, n;
+
+	if (!(z >= 0) || !(cv_lat >= 0) || !(cv_tput >= 0) || !isfinite(z) ||
+	    !isfinite(cv_lat) || !isfinite(cv_tput))
+		return -EINVAL;
+	plan_factors(m, &fl, &ft);
+	m->z = z;
+	m->cv_lat = cv_lat;
+	m->cv_tput = cv_tput;
+	plan_factors(m, &nl, &nt);
+	n = idx_scb(sp, sp->smax + 1, 0, 0) * (sp->qmax + 1);
+	for (i = 0; i < n; i++) {
+		if (!m->measured[i]) {
+			m->leaf[i].lat_ns = -1;	/* interpolated again */
+			continue;
+		}
+		m->leaf[i].lat_ns = m->leaf[i].lat_ns / fl * nl;
+		m->leaf[i].tput_ops = m->leaf[i].tput_ops / ft * nt;
+	}
+	redy_model_finish(m);
 	return 0;
 }
 
@@ -506,9 +545,17 @@ int redy_model_save(const struct redy_model *m, FILE *f)
 	const struct redy_space *sp = &m->sp;
 	struct redy_cfg x;
 	struct redy_perf p;
+	double fl, ft;
 
-	fprintf(f, "redy-model 1 %u %u %u %u %u %u\n", sp->smax, sp->cmax,
-		sp->bmax, sp->qmax, m->record_bytes, m->read_pct);
+	/* the means; version 2 also the planning parameters */
+	plan_factors(m, &fl, &ft);
+	if (m->z > 0)
+		fprintf(f, "redy-model 2 %u %u %u %u %u %u %g %.4f %.4f\n", sp->smax,
+			sp->cmax, sp->bmax, sp->qmax, m->record_bytes, m->read_pct,
+			m->z, m->cv_lat, m->cv_tput);
+	else
+		fprintf(f, "redy-model 1 %u %u %u %u %u %u\n", sp->smax, sp->cmax,
+			sp->bmax, sp->qmax, m->record_bytes, m->read_pct);
 	for (x.s = 0; x.s <= sp->smax; x.s++)
 		for (x.c = cmin(x.s); x.c <= sp->cmax; x.c++)
 			for (x.b = 1; x.b <= bmax_of(sp, x.s); x.b++)
@@ -517,8 +564,8 @@ int redy_model_save(const struct redy_model *m, FILE *f)
 						continue;
 					p = m->leaf[cfg_idx(sp, &x)];
 					fprintf(f, "%u %u %u %u %.1f %.1f\n", x.s,
-						x.c, x.b, x.q, p.lat_ns,
-						p.tput_ops);
+						x.c, x.b, x.q, p.lat_ns / fl,
+						p.tput_ops / ft);
 				}
 	return fflush(f) || ferror(f) ? -EIO : 0;
 }
@@ -527,6 +574,7 @@ int redy_model_load(struct redy_model *m, FILE *f, unsigned int *line)
 {
 	struct redy_space sp;
 	unsigned int rb, rp, n = 1;
+	double z = 0, cvl = 0, cvt = 0;
 	struct redy_perf p;
 	struct redy_cfg x;
 	char buf[256], tail;
@@ -534,16 +582,23 @@ int redy_model_load(struct redy_model *m, FILE *f, unsigned int *line)
 
 	memset(m, 0, sizeof(*m));
 	*line = 1;
-	if (!fgets(buf, sizeof(buf), f) ||
-	    sscanf(buf, "redy-model 1 %u %u %u %u %u %u %c", &sp.smax,
-		   &sp.cmax, &sp.bmax, &sp.qmax, &rb, &rp, &tail) != 6 ||
-	    rp > 100)
+	if (!fgets(buf, sizeof(buf), f))
+		return -EINVAL;
+	if ((sscanf(buf, "redy-model 1 %u %u %u %u %u %u %c", &sp.smax,
+		    &sp.cmax, &sp.bmax, &sp.qmax, &rb, &rp, &tail) != 6 &&
+	     sscanf(buf, "redy-model 2 %u %u %u %u %u %u %lf %lf %lf %c", &sp.smax,
+		    &sp.cmax, &sp.bmax, &sp.qmax, &rb, &rp, &z, &cvl, &cvt,
+		    &tail) != 9) || rp > 100 ||
+	    !(z >= 0 && z <= 10 && cvl >= 0 && cvl <= 10 && cvt >= 0 && cvt <= 10))
 		return -EINVAL;
 	r = redy_model_init(m, &sp);
 	if (r)
 		return r;
 	m->record_bytes = rb;
 	m->read_pct = rp;
+	m->z = z;
+	m->cv_lat = cvl;
+	m->cv_tput = cvt;
 	while (fgets(buf, sizeof(buf), f)) {
 		*line = ++n;
 		if (!strchr(buf, '\n') && !feof(f))

@@ -65,6 +65,14 @@ struct redy_model {
 	uint8_t *measured;		/* same index: 1 if measured */
 	struct redy_bound *bs, *bsc, *bscb;	/* subtree bounds per level */
 	unsigned long nmeasured;
+	/*
+	 * Planning for the run-to-run noise of the testbed: a measured
+	 * leaf's mean latency and throughput (redy_model_set(), the file)
+	 * are kept as lat * (1 + z * cv_lat) and tput * (1 - z * cv_tput),
+	 * where cv_* are the relative standard deviations of single runs
+	 * (pooled over the model's leaves); z = 0: the means themselves.
+	 */
+	double z, cv_lat, cv_tput;
 };
 
 /* What a search did: leaves whose performance it read, subtrees skipped. */
@@ -84,6 +92,13 @@ int redy_model_set(struct redy_model *m, const struct redy_cfg *cfg,
 		   const struct redy_perf *p);
 /* Interpolates the unmeasured leaves and computes the subtree bounds. */
 void redy_model_finish(struct redy_model *m);
+/*
+ * New planning parameters (see struct redy_model): every measured leaf
+ * re-derived from its mean, the others interpolated again, the bounds
+ * recomputed.  -EINVAL for a negative or non-finite one.
+ */
+int redy_model_replan(struct redy_model *m, double z, double cv_lat,
+		      double cv_tput);
 /* The leaf's performance: true if the model has it. */
 bool redy_model_get(const struct redy_model *m, const struct redy_cfg *cfg,
 		    struct redy_perf *p);

@@ -5,6 +5,7 @@
  * model file, and the searches against the exhaustive one.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -408,6 +409,77 @@ static void test_file(void **state)
 	}
 }
 
+/*
+ * Planning for noise: a measured leaf is kept as its mean made worse by z
+ * deviations; the file holds the means and the parameters; replanning
+ * and loading give the same leaves; z = 0 gives the means back.  A
+ * search under a plan picks what the planned values meet.
+ */
+static void test_plan(void **state)
+{
+	const struct redy_space sp = { 1, 1, 1, 1 };
+	static const char *const bad[] = {
+		"redy-model 2 1 1 1 1 64 50 2 0.1\n",
+		"redy-model 2 1 1 1 1 64 50 nan 0.1 0.1\n",
+		"redy-model 2 1 1 1 1 64 50 2 -0.1 0.1\n",
+		"redy-model 2 1 1 1 1 64 50 2 0.1 inf\n",
+		"redy-model 2 1 1 1 1 64 50 2 0.1 0.1 x\n",
+	};
+	const struct redy_cfg one = { 0, 1, 1, 1 }, two = { 1, 1, 1, 1 };
+	const struct redy_slo slo = { 1e6, 950 };
+	struct redy_perf p = { 1000, 1000 }, q = { 2000, 2000 }, r;
+	struct redy_model m, n;
+	struct redy_cfg x;
+	unsigned int i, line;
+	char *buf;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(redy_model_init(&m, &sp), 0);
+	assert_int_equal(redy_model_set(&m, &one, &p), 0);
+	assert_int_equal(redy_model_set(&m, &two, &q), 0);
+	redy_model_finish(&m);
+	/* the means: one-sided meets 950 ops/s */
+	assert_int_equal(redy_search(&m, &slo, &x, NULL), 0);
+	assert_int_equal(x.s, 0);
+	assert_int_equal(redy_model_replan(&m, 2, 0.1, 0.05), 0);
+	assert_true(redy_model_get(&m, &one, &r));
+	assert_true(fabs(r.lat_ns - 1200) < 1e-6 && fabs(r.tput_ops - 900) < 1e-6);
+	/* planned: 900 ops/s do not meet it, the two-sided leaf does */
+	assert_int_equal(redy_search(&m, &slo, &x, NULL), 0);
+	assert_int_equal(x.s, 1);
+	assert_int_equal(redy_model_replan(&m, -1, 0.1, 0.1), -EINVAL);
+	assert_int_equal(redy_model_replan(&m, 2, NAN, 0.1), -EINVAL);
+
+	f = open_memstream(&buf, &len);
+	assert_int_equal(redy_model_save(&m, f), 0);
+	fclose(f);
+	assert_true(!strncmp(buf, "redy-model 2 1 1 1 1 0 0 2 0.1000 0.0500\n", 41));
+	assert_non_null(strstr(buf, "\n0 1 1 1 1000.0 1000.0\n"));
+	f = fmemopen(buf, len, "r");
+	assert_int_equal(redy_model_load(&n, f, &line), 0);
+	fclose(f);
+	free(buf);
+	assert_true(redy_model_get(&n, &one, &r));
+	assert_true(fabs(r.lat_ns - 1200) < 1e-6 && fabs(r.tput_ops - 900) < 1e-6);
+	assert_int_equal(redy_model_replan(&n, 0, n.cv_lat, n.cv_tput), 0);
+	assert_true(redy_model_get(&n, &two, &r));
+	assert_true(fabs(r.lat_ns - 2000) < 1e-6 && fabs(r.tput_ops - 2000) < 1e-6);
+	/* noise beyond reason plans for a twentieth of the mean, not less */
+	assert_int_equal(redy_model_replan(&n, 10, 0, 1), 0);
+	assert_true(redy_model_get(&n, &two, &r));
+	assert_true(fabs(r.tput_ops - 100) < 1e-6);
+	redy_model_free(&m);
+	redy_model_free(&n);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
+		assert_int_equal(redy_model_load(&n, f, &line), -EINVAL);
+		fclose(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_cheapest),
 		cmocka_unit_test(test_build),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
