@@ -190,6 +190,7 @@ $(B)/tools/mrrc_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS) $(LIB_HDRS) $(B)/lib/libmrrc.a
 tools: $(B)/tools/mrrc $(B)/tools/mrrc-replay $(if $(FUZZ_SRCS),$(B)/tools/mrrc_fuzz)
 include tools/mrrcd/mrrcd.mk
 include tools/redy/redy.mk
+include tools/bm/bm.mk
 
 # ---- examples (examples/), also installed as documentation ----
 # Built as a user builds them: against `make install-lib PREFIX=/usr` in a

@@ -98,5 +98,8 @@ if [ -z "${MRRC_NO_MRRCD:-}" ]; then
 	# Redy's memory server and client (tools/redy/tests/redy.sh).
 	"$MRRC_REPO/tools/redy/tests/redy.sh" "$out" > "$out/redy.tap" 2>&1 || rc=1
 	cat "$out/redy.tap"
+	# The buffer manager's coherence protocol (tools/bm/tests/bm.sh).
+	"$MRRC_REPO/tools/bm/tests/bm.sh" "$out" > "$out/bm.tap" 2>&1 || rc=1
+	cat "$out/bm.tap"
 fi
 exit $rc

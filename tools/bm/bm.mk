@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The distributed buffer manager (tools/bm/, issue 18): included by the
+# top-level Makefile, whose variables it uses.  So far the coherence
+# protocol's state machine (coh.c) and the linearizability checker
+# (lin.c), with their unit tests in `make unit-tests`, and `bm` (bm.c):
+# nodes running the protocol over the module, and the check of their
+# histories (tools/bm/tests/bm.sh in the test VM).
+
+BM_DIR := tools/bm
+BM_HDRS := $(wildcard $(BM_DIR)/*.h)
+
+$(TESTS_DIR)/test_bm_coh: $(BM_DIR)/tests/test_coh.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c \
+		$(BM_HDRS) $(CFLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(BM_DIR) -o $@ $< \
+		$(BM_DIR)/coh.c $(BM_DIR)/lin.c -lcmocka
+UNIT_TESTS += $(TESTS_DIR)/test_bm_coh
+
+# bm: the nodes over the module's connections, and the checker
+BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c tools/bench/benchjson.c
+$(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -o $@ $(BM_SRCS) \
+		$(B)/lib/libmrrc.a
+tools: $(B)/tools/bm

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The coherence protocol of the distributed buffer manager (issue 18,
+ * papers/distributed-buffer-manager-coherence.txt §3.3, after GAM), as a
+ * state machine with no transport: the home node of a page keeps its
+ * directory entry and the page's memory; every node keeps a cache state
+ * for the pages of others.  Writes go through to the home node (so home
+ * memory always holds the last committed value and a read at the home
+ * is always local, as the paper has it); remote copies are invalidated,
+ * and every invalidation acknowledged, before a write is applied.
+ *
+ *  home     UNSHARED   no remote copy
+ *           SHARED     read-only copies at the nodes of @sharers
+ *           EXCLUSIVE  one remote copy, at @owner, its last writer's
+ *  cache    INVALID, SHARED (a copy), EXCLUSIVE (the copy of the last
+ *           write, known to be the only remote one)
+ *
+ * Messages between two nodes are delivered in order (one RC queue pair
+ * per pair of nodes); a request that reaches a page whose write is still
+ * collecting acknowledgements waits behind it, in arrival order.
+ *
+ * A step takes one event and says what to send (struct coh_out); it never
+ * blocks.  Anything a peer could forge (an ack from a node that owes none,
+ * a message for a state it cannot be in, a node number out of range) is
+ * refused with -EPROTO and changes nothing.
+ */
+#ifndef MRRC_BM_COH_H
+#define MRRC_BM_COH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define COH_NODES_MAX	32u
+#define COH_WAIT_MAX	64u	/* requests waiting at one page */
+
+enum coh_home_state { COH_UNSHARED, COH_SHARED, COH_EXCLUSIVE };
+enum coh_cache_state { COH_INVALID, COH_C_SHARED, COH_C_EXCLUSIVE };
+
+/* What travels between nodes (all about one page). */
+enum coh_msg_type {
+	COH_M_READ,		/* requester -> home */
+	COH_M_WRITE,		/* requester -> home, with the value */
+	COH_M_DATA,		/* home -> requester: the value (a read) */
+	COH_M_WRITTEN,		/* home -> writer: applied (the value) */
+	COH_M_INVALIDATE,	/* home -> holder of a copy */
+	COH_M_ACK,		/* holder -> home: copy dropped */
+	COH_M_TYPES
+};
+
+struct coh_msg {
+	enum coh_msg_type type;
+	unsigned int from, to;
+	uint64_t value;
+};
+
+/*
+ * What a step asks to be sent: an invalidation per node, or the answers
+ * to every request that waited behind a write.
+ */
+struct coh_out {
+	unsigned int n;
+	struct coh_msg msg[COH_WAIT_MAX + COH_NODES_MAX + 1];
+};
+
+struct coh_req {
+	bool write;
+	unsigned int from;
+	uint64_t value;
+};
+
+struct coh_home {
+	unsigned int self, nodes;	/* this node; nodes 0 .. nodes-1 */
+	enum coh_home_state state;
+	uint32_t sharers;		/* SHARED: bit per node with a copy */
+	unsigned int owner;		/* EXCLUSIVE */
+	uint64_t value;			/* the page (its last committed value) */
+	/* a write collecting acknowledgements */
+	bool busy;
+	struct coh_req cur;
+	uint32_t acks_due;
+	/* requests that came meanwhile, oldest first */
+	struct coh_req wait[COH_WAIT_MAX];
+	unsigned int nwait;
+	unsigned long invalidations, refused;
+};
+
+struct coh_cache {
+	unsigned int self, home;
+	enum coh_cache_state state;
+	uint64_t value;
+	bool reading, writing;		/* a request to the home in flight */
+};
+
+void coh_home_init(struct coh_home *h, unsigned int self, unsigned int nodes,
+		   uint64_t value);
+void coh_cache_init(struct coh_cache *c, unsigned int self, unsigned int home);
+
+/*
+ * The home's side: a request from node @from (the home itself for a
+ * local read or write) or an ACK.  A read it can answer at once: 1 and
+ * *@value (a local read never waits: home memory is current).  Otherwise
+ * 0 with messages in @out (COH_M_DATA / COH_M_WRITTEN to the requester,
+ * to itself for a local write, when done).  -EPROTO for a forged or
+ * impossible message, -EBUSY if COH_WAIT_MAX requests already wait.
+ */
+int coh_home_read(struct coh_home *h, unsigned int from, uint64_t *value,
+		  struct coh_out *out);
+int coh_home_write(struct coh_home *h, unsigned int from, uint64_t value,
+		   struct coh_out *out);
+int coh_home_ack(struct coh_home *h, unsigned int from, struct coh_out *out);
+
+/*
+ * A node's side for a page homed elsewhere.  coh_cache_read(): 1 and
+ * *@value from the copy, or 0 with a READ for the home in @out.
+ * coh_cache_write(): 0 with a WRITE for the home; the copy is dropped
+ * (until WRITTEN, reads go to the home, which answers them after the
+ * write).  -EBUSY if a request
+ * of the same kind is in flight.  coh_cache_recv(): a message from the
+ * home: DATA or WRITTEN completes the request (1, the value), an
+ * INVALIDATE drops the copy and answers ACK (0); -EPROTO otherwise.
+ */
+int coh_cache_read(struct coh_cache *c, uint64_t *value, struct coh_out *out);
+int coh_cache_write(struct coh_cache *c, uint64_t value, struct coh_out *out);
+int coh_cache_recv(struct coh_cache *c, const struct coh_msg *m, uint64_t *value,
+		   struct coh_out *out);
+
+const char *coh_home_state_name(enum coh_home_state s);
+
+#endif
