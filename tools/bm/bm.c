@@ -50,6 +50,7 @@
 #define SLOTS_MAX	64u
 #define RECV_SLOTS	64u
 #define SEND_SLOTS	256u
+#define OUTBOX_MAX	65536u	/* messages waiting for a send slot */
 #define WR_RECV		1u
 #define WR_SEND		2u
 #define IDLE_LIMIT_NS	60000000000ull	/* no progress this long: give up */
@@ -71,6 +72,13 @@ struct peer {
 	struct bm_msg *rbuf;	/* RECV_SLOTS */
 	struct bm_msg *sbuf;	/* SEND_SLOTS */
 	unsigned int next_send, sends;
+	/*
+	 * Messages for which no send slot was free, in order: never wait for
+	 * one inside a handler (that would handle newer messages first and
+	 * break the order the protocol relies on).
+	 */
+	struct bm_msg *outbox;
+	unsigned int ohead, on;
 };
 
 struct slot {
@@ -97,7 +105,7 @@ static struct node {
 	size_t nhist, hcap;
 	uint64_t next_value;
 	unsigned int seed;
-	unsigned long sent, received, lies;
+	unsigned long sent, received, lies, events;
 } n;
 
 static uint64_t now_ns(void)
@@ -149,26 +157,17 @@ static int progress(int timeout_ms)
 	return 0;
 }
 
-static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value)
+/* Into the next send slot of node @to's connection (one is free). */
+static int post_send(unsigned int to, const struct bm_msg *msg)
 {
 	struct peer *p = &n.peer[to];
-	struct bm_msg *m;
-	unsigned int s;
+	unsigned int s = p->next_send;
 	int r;
 
-	if (to >= n.nodes || to == n.id || !p->connected)
-		return -EPROTO;
-	while (p->sends == SEND_SLOTS) {	/* every slot in flight */
-		r = progress(1000);
-		if (r)
-			return r;
-	}
-	s = p->next_send;
 	p->next_send = (s + 1) % SEND_SLOTS;
-	m = &p->sbuf[s];
-	*m = (struct bm_msg){ .magic = BM_MAGIC, .type = type, .page = page,
-			      .value = value };
-	r = post(p->conn, MRRC_OP_SEND, m, sizeof(*m), wr_id(to, WR_SEND, s));
+	p->sbuf[s] = *msg;
+	r = post(p->conn, MRRC_OP_SEND, &p->sbuf[s], sizeof(*msg),
+		 wr_id(to, WR_SEND, s));
 	if (!r) {
 		p->sends++;
 		n.sent++;
@@ -176,8 +175,40 @@ static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value
 	return r;
 }
 
+static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value)
+{
+	const struct bm_msg m = { .magic = BM_MAGIC, .type = type, .page = page,
+				  .value = value };
+	struct peer *p = &n.peer[to];
+
+	if (to >= n.nodes || to == n.id || !p->connected)
+		return -EPROTO;
+	if (p->sends < SEND_SLOTS && !p->on)
+		return post_send(to, &m);
+	if (p->on == OUTBOX_MAX)
+		return -ENOBUFS;	/* the peer takes nothing: give up */
+	p->outbox[(p->ohead + p->on++) % OUTBOX_MAX] = m;
+	return 0;
+}
+
+/* A send slot of node @to's connection is free: the oldest waiting message. */
+static int drain_outbox(unsigned int to)
+{
+	struct peer *p = &n.peer[to];
+	int r = 0;
+
+	while (!r && p->on && p->sends < SEND_SLOTS) {
+		r = post_send(to, &p->outbox[p->ohead]);
+		p->ohead = (p->ohead + 1) % OUTBOX_MAX;
+		p->on--;
+	}
+	return r;
+}
+
 static void record(struct slot *sl, uint64_t value)
 {
+	uint64_t t;
+
 	if (n.nhist == n.hcap) {
 		struct hist *h;
 
@@ -189,9 +220,11 @@ static void record(struct slot *sl, uint64_t value)
 		}
 		n.hist = h;
 	}
+	t = now_ns();
+	/* a hit may take less than the clock's tick: it did end after it began */
 	n.hist[n.nhist++] = (struct hist){ .page = sl->page, .op = {
 		.write = sl->write, .value = sl->write ? sl->value : value,
-		.inv = sl->inv, .res = now_ns() } };
+		.inv = sl->inv, .res = t > sl->inv ? t : sl->inv + 1 } };
 	sl->busy = false;
 	n.completed++;
 }
@@ -289,7 +322,8 @@ static int established(unsigned int i, uint32_t conn)
 		return -EPROTO;
 	p->rbuf = calloc(RECV_SLOTS, sizeof(*p->rbuf));
 	p->sbuf = calloc(SEND_SLOTS, sizeof(*p->sbuf));
-	if (!p->rbuf || !p->sbuf)
+	p->outbox = calloc(OUTBOX_MAX, sizeof(*p->outbox));
+	if (!p->rbuf || !p->sbuf || !p->outbox)
 		return -ENOMEM;
 	p->connected = true;
 	for (s = 0; !r && s < RECV_SLOTS; s++)
@@ -305,20 +339,27 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	struct bm_msg m;
 	int r;
 
+	n.events++;
 	if (e->opcode == MRRC_OP_EVENT) {
 		/* wr_id: the user_data of the listener or connection, a node */
 		unsigned int i = e->wr_id;
 
 		if (e->wr_id >= n.nodes || i == n.id)
 			return -EPROTO;
-		switch (e->event) {
-		case MRRC_EVENT_CONNECT_REQUEST:
+		if (e->event == MRRC_EVENT_CONNECT_REQUEST) {
 			/* node i's own listener: one connection, node i's */
-			if (i < n.id || n.peer[i].requested)
-				return mrrc_reject(n.fd, e->conn);
+			if (i < n.id || n.peer[i].requested) {
+				mrrc_reject(n.fd, e->conn);
+				mrrc_destroy(n.fd, e->conn);
+				return 0;
+			}
 			n.peer[i].requested = true;
 			n.peer[i].conn = e->conn;
 			return mrrc_accept(n.fd, e->conn, i);
+		}
+		if (e->conn != n.peer[i].conn)	/* one we turned away */
+			return 0;
+		switch (e->event) {
 		case MRRC_EVENT_ESTABLISHED:
 			return established(i, e->conn);
 		case MRRC_EVENT_DISCONNECTED:
@@ -335,9 +376,12 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	if (peer >= n.nodes || peer == n.id || n.peer[peer].conn != e->conn)
 		return -EPROTO;
 	if (e->status) {
-		/* receive buffers flushed when a node that is done leaves */
-		if (n.peer[peer].done && kind == WR_RECV)
+		/* what a node that is done flushed by leaving */
+		if (n.peer[peer].done) {
+			if (kind == WR_SEND && n.peer[peer].sends)
+				n.peer[peer].sends--;
 			return 0;
+		}
 		fprintf(stderr, PROG ": node %u: node %u's connection: %s\n", n.id,
 			peer, strerror(-e->status));
 		return e->status;
@@ -346,7 +390,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		if (!n.peer[peer].sends)
 			return -EPROTO;
 		n.peer[peer].sends--;
-		return 0;
+		return drain_outbox(peer);
 	}
 	if (kind != WR_RECV || slot >= RECV_SLOTS ||
 	    e->byte_len != sizeof(struct bm_msg))
@@ -414,7 +458,7 @@ static bool is_done(const struct peer *p)
 
 static bool is_quiet(const struct peer *p)
 {
-	return !p->sends;
+	return !p->sends && !p->on;
 }
 
 static int addr_of(const char *list, unsigned int i, struct sockaddr_in *sin)
@@ -450,7 +494,7 @@ static int cmd_node(int argc, char **argv)
 {
 	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL;
 	unsigned int port = 7900, i;
-	uint64_t last_change = now_ns(), last_count = 0, t0;
+	uint64_t last_change = now_ns(), last_count = 0, t0, t1;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	bool sent_done = false;
 	int opt, r = 0;
@@ -524,6 +568,9 @@ static int cmd_node(int argc, char **argv)
 		fprintf(stderr, PROG ": node %u: connecting: %s\n", n.id, strerror(-r));
 		return 1;
 	}
+	/* nobody else may connect */
+	for (i = n.id + 1; i < n.nodes; i++)
+		mrrc_destroy(n.fd, n.peer[i].listener);
 	fprintf(stderr, PROG ": node %u: connected to %u nodes\n", n.id, n.nodes - 1);
 	t0 = now_ns();
 	/* the workload, then serving the others until they are done too */
@@ -548,16 +595,19 @@ static int cmd_node(int argc, char **argv)
 			sent_done = true;
 		}
 		r = r ?: progress(100);
-		if (n.completed + n.received != last_count) {
-			last_count = n.completed + n.received;
+		if (n.events != last_count) {
+			last_count = n.events;
 			last_change = now_ns();
 		} else if (now_ns() - last_change > IDLE_LIMIT_NS) {
 			r = -ETIMEDOUT;
 		}
 	}
 	/* our last messages (DONE among them) delivered before we go */
-	while (!r && !all(is_quiet))
+	for (t1 = now_ns(); !r && !all(is_quiet);) {
 		r = progress(100);
+		if (!r && now_ns() - t1 > IDLE_LIMIT_NS)
+			r = -ETIMEDOUT;
+	}
 	if (r) {
 		fprintf(stderr, PROG ": node %u: %s after %lu operations\n", n.id,
 			strerror(-r), n.completed);
@@ -577,6 +627,7 @@ static int cmd_node(int argc, char **argv)
 	for (i = 0; i < n.nodes; i++) {
 		free(n.peer[i].rbuf);
 		free(n.peer[i].sbuf);
+		free(n.peer[i].outbox);
 	}
 	free(n.home);
 	free(n.cache);

@@ -103,6 +103,20 @@ static void start_write(struct coh_home *h, const struct coh_req *r,
 
 static int enqueue(struct coh_home *h, const struct coh_req *r)
 {
+	unsigned int i;
+
+	/* a remote node has one read and one write of a page in flight */
+	if (r->from != h->self) {
+		if (r->write && h->cur.write && h->cur.from == r->from) {
+			h->refused++;
+			return -EPROTO;
+		}
+		for (i = 0; i < h->nwait; i++)
+			if (h->wait[i].from == r->from && h->wait[i].write == r->write) {
+				h->refused++;
+				return -EPROTO;
+			}
+	}
 	if (h->nwait == COH_WAIT_MAX)
 		return -EBUSY;
 	h->wait[h->nwait++] = *r;
@@ -200,6 +214,7 @@ int coh_cache_write(struct coh_cache *c, uint64_t value, struct coh_out *out)
 	if (c->writing)
 		return -EBUSY;
 	c->writing = true;
+	c->wvalue = value;
 	/*
 	 * Our copy is the old value: once the home applies the write, others
 	 * read the new one while WRITTEN is still on its way here, and a hit
@@ -236,7 +251,7 @@ int coh_cache_recv(struct coh_cache *c, const struct coh_msg *m, uint64_t *value
 		c->value = m->value;
 		return 1;
 	case COH_M_WRITTEN:
-		if (!c->writing)
+		if (!c->writing || m->value != c->wvalue)
 			return -EPROTO;
 		c->writing = false;
 		c->state = COH_C_EXCLUSIVE;

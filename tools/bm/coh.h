@@ -31,7 +31,12 @@
 #include <stdint.h>
 
 #define COH_NODES_MAX	32u
-#define COH_WAIT_MAX	64u	/* requests waiting at one page */
+/*
+ * Requests waiting at one page: a read and a write from each other node
+ * (a node has at most one of each in flight per page: a second is a
+ * forgery) and up to 64 of the home's own writes.
+ */
+#define COH_WAIT_MAX	(2 * (COH_NODES_MAX - 1) + 66)
 
 enum coh_home_state { COH_UNSHARED, COH_SHARED, COH_EXCLUSIVE };
 enum coh_cache_state { COH_INVALID, COH_C_SHARED, COH_C_EXCLUSIVE };
@@ -89,6 +94,7 @@ struct coh_cache {
 	enum coh_cache_state state;
 	uint64_t value;
 	bool reading, writing;		/* a request to the home in flight */
+	uint64_t wvalue;		/* what the write in flight writes */
 };
 
 void coh_home_init(struct coh_home *h, unsigned int self, unsigned int nodes,
@@ -101,7 +107,9 @@ void coh_cache_init(struct coh_cache *c, unsigned int self, unsigned int home);
  * *@value (a local read never waits: home memory is current).  Otherwise
  * 0 with messages in @out (COH_M_DATA / COH_M_WRITTEN to the requester,
  * to itself for a local write, when done).  -EPROTO for a forged or
- * impossible message, -EBUSY if COH_WAIT_MAX requests already wait.
+ * impossible message (a node's second read or write of the page while
+ * one waits), -EBUSY if COH_WAIT_MAX requests already wait (the home's
+ * own: more than 64 local writes in flight).
  */
 int coh_home_read(struct coh_home *h, unsigned int from, uint64_t *value,
 		  struct coh_out *out);
@@ -116,8 +124,9 @@ int coh_home_ack(struct coh_home *h, unsigned int from, struct coh_out *out);
  * (until WRITTEN, reads go to the home, which answers them after the
  * write).  -EBUSY if a request
  * of the same kind is in flight.  coh_cache_recv(): a message from the
- * home: DATA or WRITTEN completes the request (1, the value), an
- * INVALIDATE drops the copy and answers ACK (0); -EPROTO otherwise.
+ * home: DATA or WRITTEN (of the value written) completes the request (1,
+ * the value), an INVALIDATE drops the copy and answers ACK (0); -EPROTO,
+ * nothing changed, otherwise.
  */
 int coh_cache_read(struct coh_cache *c, uint64_t *value, struct coh_out *out);
 int coh_cache_write(struct coh_cache *c, uint64_t value, struct coh_out *out);

@@ -22,10 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Equal times of two operations (clocks of separate processes) count as
+ * overlapping: neither is known to have ended before the other began.
+ */
 struct lin_op {
 	bool write;
 	uint64_t value;
-	uint64_t inv, res;	/* times, 0 < inv < res, all different */
+	uint64_t inv, res;	/* times, 0 < inv < res */
 };
 
 /*
