@@ -3,7 +3,8 @@
 # The distributed buffer manager (tools/bm/, issue 18): included by the
 # top-level Makefile, whose variables it uses.  So far the coherence
 # protocol's state machine (coh.c) and the linearizability checker
-# (lin.c), with their unit tests in `make unit-tests`, and `bm` (bm.c):
+# (lin.c) and the frame pool (pool.c, FIX/UNFIX and 2Q), with their unit
+# tests in `make unit-tests`, and `bm` (bm.c):
 # nodes running the protocol over the module, and the check of their
 # histories (tools/bm/tests/bm.sh in the test VM).
 
@@ -16,6 +17,13 @@ $(TESTS_DIR)/test_bm_coh: $(BM_DIR)/tests/test_coh.c $(BM_DIR)/coh.c $(BM_DIR)/l
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(BM_DIR) -o $@ $< \
 		$(BM_DIR)/coh.c $(BM_DIR)/lin.c -lcmocka
 UNIT_TESTS += $(TESTS_DIR)/test_bm_coh
+
+$(TESTS_DIR)/test_bm_pool: $(BM_DIR)/tests/test_pool.c $(BM_DIR)/pool.c $(BM_HDRS) \
+		$(CFLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(BM_DIR) -o $@ $< \
+		$(BM_DIR)/pool.c -lcmocka
+UNIT_TESTS += $(TESTS_DIR)/test_bm_pool
 
 # bm: the nodes over the module's connections, and the checker
 BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c tools/bench/benchjson.c

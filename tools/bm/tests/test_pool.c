@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The buffer manager's frames (pool.c): FIX/UNFIX modes, fixed frames
+ * never taken, 2Q's lists and its resistance to a scan (against LRU),
+ * every FIX seeing the last UNFIXed contents with dirty pages written
+ * back, and the tier's errors changing nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "pool.h"
+
+#define PAGES	64
+#define PSIZE	16
+
+/* A tier in memory: the pages' bytes, and the calls it had. */
+struct store {
+	uint8_t page[PAGES][PSIZE];
+	unsigned long reads, writes[PAGES];
+	int fail_read, fail_write;	/* the next call fails with this */
+};
+
+static int st_read(void *arg, uint64_t page, void *buf)
+{
+	struct store *s = arg;
+
+	if (s->fail_read)
+		return s->fail_read;
+	assert_true(page < PAGES);
+	memcpy(buf, s->page[page], PSIZE);
+	s->reads++;
+	return 0;
+}
+
+static int st_write(void *arg, uint64_t page, const void *buf)
+{
+	struct store *s = arg;
+
+	if (s->fail_write)
+		return s->fail_write;
+	assert_true(page < PAGES);
+	memcpy(s->page[page], buf, PSIZE);
+	s->writes[page]++;
+	return 0;
+}
+
+static struct bm_pool *make(struct store *s, unsigned int frames)
+{
+	const struct bm_tier t = { st_read, st_write, s };
+	struct bm_pool *p;
+
+	assert_int_equal(bm_pool_create(&p, frames, PSIZE, &t), 0);
+	return p;
+}
+
+static void touch(struct bm_pool *p, uint64_t page)
+{
+	void *f;
+
+	assert_int_equal(bm_fix(p, page, false, &f), 0);
+	assert_int_equal(bm_unfix(p, page, false), 0);
+}
+
+static void test_modes(void **state)
+{
+	static struct store s;
+	const struct bm_tier t = { st_read, st_write, &s };
+	struct bm_pool *p = make(&s, 8), *q;
+	void *a, *b;
+
+	(void)state;
+	assert_int_equal(bm_pool_create(&q, 3, PSIZE, &t), -EINVAL);
+	assert_int_equal(bm_pool_create(&q, 8, 0, &t), -EINVAL);
+	/* shared fixes coexist; an exclusive one waits for none */
+	assert_int_equal(bm_fix(p, 1, false, &a), 0);
+	assert_int_equal(bm_fix(p, 1, false, &b), 0);
+	assert_ptr_equal(a, b);
+	assert_int_equal(bm_fix(p, 1, true, &b), -EBUSY);
+	assert_int_equal(bm_unfix(p, 1, true), -EINVAL);	/* dirty, shared */
+	assert_int_equal(bm_unfix(p, 1, false), 0);
+	assert_int_equal(bm_unfix(p, 1, false), 0);
+	assert_int_equal(bm_unfix(p, 1, false), -EINVAL);	/* not fixed */
+	assert_int_equal(bm_unfix(p, 2, false), -EINVAL);	/* not here */
+	assert_int_equal(bm_fix(p, 1, true, &a), 0);
+	assert_int_equal(bm_fix(p, 1, false, &b), -EBUSY);
+	assert_int_equal(bm_fix(p, 1, true, &b), -EBUSY);
+	memset(a, 0x5a, PSIZE);
+	assert_int_equal(bm_unfix(p, 1, true), 0);
+	assert_int_equal(bm_flush(p), 0);
+	assert_int_equal(s.writes[1], 1);
+	assert_int_equal(s.page[1][0], 0x5a);
+	assert_int_equal(bm_flush(p), 0);			/* clean now */
+	assert_int_equal(s.writes[1], 1);
+	bm_pool_destroy(p);
+}
+
+/* Fixed frames are never taken: with all fixed, a new page waits. */
+static void test_fixed_stay(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 8);
+	struct bm_pool_stats st;
+	unsigned int i;
+	void *f;
+
+	(void)state;
+	for (i = 0; i < 8; i++)
+		assert_int_equal(bm_fix(p, i, false, &f), 0);
+	assert_int_equal(bm_fix(p, 8, false, &f), -EBUSY);
+	assert_int_equal(bm_unfix(p, 5, false), 0);
+	assert_int_equal(bm_fix(p, 8, false, &f), 0);
+	assert_int_equal(bm_pool_where(p, 5), 0);	/* the one unfixed went */
+	for (i = 0; i < 8; i++)
+		assert_int_equal(bm_pool_where(p, i), i == 5 ? 0 : 1);
+	bm_pool_stats(p, &st);
+	assert_int_equal(st.evictions, 1);
+	bm_pool_destroy(p);
+}
+
+/*
+ * 2Q's lists: pages seen once queue in A1in; one that left A1in and
+ * comes back while remembered goes to Am, and stays there while pages
+ * seen once come and go.
+ */
+static void test_two_queues(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 8);	/* A1in 2, A1out 4 */
+	struct bm_pool_stats st;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++)
+		touch(p, i);
+	touch(p, 8);			/* A1in over its share: page 0 goes */
+	assert_int_equal(bm_pool_where(p, 0), 0);
+	touch(p, 0);			/* remembered: to Am */
+	assert_int_equal(bm_pool_where(p, 0), 2);
+	bm_pool_stats(p, &st);
+	assert_int_equal(st.to_am, 1);
+	/* a scan of pages seen once never takes page 0 */
+	for (i = 36; i < PAGES; i++)
+		touch(p, i);
+	assert_int_equal(bm_pool_where(p, 0), 2);
+	/* a page forgotten by A1out comes back into A1in */
+	touch(p, 1);
+	assert_int_equal(bm_pool_where(p, 1), 1);
+	bm_pool_destroy(p);
+}
+
+/*
+ * Scan resistance against LRU: a hot set of 4 pages read once a round,
+ * between scans of 14 pages read once: more than LRU's 16 frames hold
+ * between two reads of a hot page, so LRU hits nothing; 2Q remembers a
+ * hot page that left A1in, takes it into Am when it comes back, and
+ * keeps it there while the scans go through A1in.
+ */
+static void test_scan_resistance(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 16);
+	struct bm_pool_stats st;
+	unsigned int round, i, lru_hits = 0, lru[16], nlru = 0, k, j;
+	uint64_t page;
+
+	(void)state;
+	for (round = 0; round < 20; round++)
+		for (k = 0; k < 18; k++)	/* hot 0..3, then a scan */
+			touch(p, k < 4 ? k : 4 + (round * 14 + k - 4) % (PAGES - 4));
+	bm_pool_stats(p, &st);
+	/* the same accesses on an LRU of 16 frames */
+	for (round = 0; round < 20; round++) {
+		for (k = 0; k < 18; k++) {
+			page = k < 4 ? k : 4 + (round * 14 + k - 4) % (PAGES - 4);
+			for (j = 0; j < nlru && lru[j] != page; j++)
+				;
+			if (j < nlru)
+				lru_hits++;
+			else if (nlru < 16)
+				j = nlru++;
+			else
+				j = nlru - 1;		/* the least recent goes */
+			for (; j > 0; j--)
+				lru[j] = lru[j - 1];
+			lru[0] = page;
+		}
+	}
+	print_message("2Q: %llu hits of %u; LRU: %u\n",
+		      (unsigned long long)st.hits, 20 * 18, lru_hits);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(bm_pool_where(p, i), 2);
+	assert_int_equal(lru_hits, 0);
+	assert_true(st.hits >= 4 * 16);
+	bm_pool_destroy(p);
+}
+
+/* Random FIX/UNFIX: every FIX sees the last bytes UNFIXed dirty. */
+static void test_contents(void **state)
+{
+	static struct store s;
+	static uint8_t model[PAGES][PSIZE];
+	struct bm_pool *p = make(&s, 8);
+	struct bm_pool_stats st;
+	unsigned int seed = 5, i, dirtied = 0;
+	uint64_t page;
+	uint8_t *f;
+	bool dirty;
+
+	(void)state;
+	for (i = 0; i < PAGES; i++)
+		memset(model[i], i, PSIZE), memset(s.page[i], i, PSIZE);
+	for (i = 0; i < 20000; i++) {
+		page = rand_r(&seed) % 3 ? rand_r(&seed) % 12 : rand_r(&seed) % PAGES;
+		dirty = rand_r(&seed) % 3 == 0;
+		assert_int_equal(bm_fix(p, page, dirty, (void **)&f), 0);
+		assert_memory_equal(f, model[page], PSIZE);
+		if (dirty) {
+			memset(f, (int)(i & 0xff), PSIZE);
+			memcpy(model[page], f, PSIZE);
+			dirtied++;
+		}
+		assert_int_equal(bm_unfix(p, page, dirty), 0);
+	}
+	assert_int_equal(bm_flush(p), 0);
+	for (i = 0; i < PAGES; i++)
+		assert_memory_equal(s.page[i], model[i], PSIZE);
+	bm_pool_stats(p, &st);
+	print_message("%llu hits, %llu misses, %llu evictions, %llu write-backs for %u dirtying fixes\n",
+		      (unsigned long long)st.hits, (unsigned long long)st.misses,
+		      (unsigned long long)st.evictions,
+		      (unsigned long long)st.writebacks, dirtied);
+	assert_true(st.writebacks <= dirtied && st.writebacks > 0);
+	assert_int_equal(st.misses, s.reads);
+	bm_pool_destroy(p);
+}
+
+/* The tier failing: the FIX fails, and nothing changes. */
+static void test_tier_errors(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 4);
+	struct bm_pool_stats a, b;
+	unsigned int i;
+	void *f;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(bm_fix(p, i, true, &f), 0);
+		assert_int_equal(bm_unfix(p, i, true), 0);
+	}
+	bm_pool_stats(p, &a);
+	s.fail_read = -EIO;
+	assert_int_equal(bm_fix(p, 9, false, &f), -EIO);
+	s.fail_read = 0;
+	s.fail_write = -ENOSPC;		/* the dirty victim cannot be written */
+	assert_int_equal(bm_fix(p, 9, false, &f), -ENOSPC);
+	s.fail_write = 0;
+	bm_pool_stats(p, &b);
+	assert_memory_equal(&a, &b, sizeof(a));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(bm_pool_where(p, i), 1);
+	assert_int_equal(bm_pool_where(p, 9), 0);
+	assert_int_equal(bm_fix(p, 9, false, &f), 0);	/* and then it works */
+	assert_int_equal(bm_unfix(p, 9, false), 0);
+	assert_int_equal(bm_flush(p), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(s.writes[i], 1);
+	bm_pool_destroy(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_fixed_stay),
+		cmocka_unit_test(test_two_queues),
+		cmocka_unit_test(test_scan_resistance),
+		cmocka_unit_test(test_contents),
+		cmocka_unit_test(test_tier_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
