@@ -47,7 +47,7 @@ static uint32_t holders(const struct coh_home *h, unsigned int writer)
 		set = h->sharers;
 	else if (h->state == COH_EXCLUSIVE)
 		set = 1u << h->owner;
-	return set & ~(1u << writer) & ~(1u << h->self);
+	return set & ~(1u << writer) & ~(1u << h->self) & ~h->failed;
 }
 
 /* A remote read served from home memory: the reader joins the copies. */
@@ -70,7 +70,8 @@ static void apply(struct coh_home *h, struct coh_out *out)
 {
 	h->value = h->cur.value;
 	h->sharers = 0;
-	if (h->cur.from == h->self) {
+	/* a writer that died holds no copy */
+	if (h->cur.from == h->self || (h->failed & 1u << h->cur.from)) {
 		h->state = COH_UNSHARED;
 	} else {
 		h->state = COH_EXCLUSIVE;
@@ -142,7 +143,8 @@ static void drain(struct coh_home *h, struct coh_out *out)
 
 static bool bad_node(const struct coh_home *h, unsigned int n)
 {
-	return n >= h->nodes || h->nodes > COH_NODES_MAX;
+	return n >= h->nodes || h->nodes > COH_NODES_MAX ||
+	       (h->failed & 1u << n);	/* nothing comes from the dead */
 }
 
 int coh_home_read(struct coh_home *h, unsigned int from, uint64_t *value,
@@ -192,6 +194,41 @@ int coh_home_ack(struct coh_home *h, unsigned int from, struct coh_out *out)
 		drain(h, out);
 	}
 	return 0;
+}
+
+int coh_home_node_failed(struct coh_home *h, unsigned int node,
+			 struct coh_out *out)
+{
+	unsigned int i, k = 0;
+
+	out->n = 0;
+	if (bad_node(h, node) || node == h->self)
+		return -EINVAL;
+	h->failed |= 1u << node;
+	h->sharers &= ~(1u << node);
+	if ((h->state == COH_SHARED && !h->sharers) ||
+	    (h->state == COH_EXCLUSIVE && h->owner == node))
+		h->state = COH_UNSHARED;
+	for (i = 0; i < h->nwait; i++)	/* its waiting requests go */
+		if (h->wait[i].from != node)
+			h->wait[k++] = h->wait[i];
+	h->nwait = k;
+	if (h->busy && (h->acks_due & 1u << node)) {
+		h->acks_due &= ~(1u << node);
+		if (!h->acks_due) {
+			apply(h, out);
+			drain(h, out);
+		}
+	}
+	return 0;
+}
+
+void coh_cache_home_failed(struct coh_cache *c, bool *reading, bool *writing)
+{
+	*reading = c->reading;
+	*writing = c->writing;
+	c->reading = c->writing = false;
+	c->state = COH_INVALID;
 }
 
 int coh_cache_read(struct coh_cache *c, uint64_t *value, struct coh_out *out)

@@ -86,6 +86,7 @@ struct coh_home {
 	/* requests that came meanwhile, oldest first */
 	struct coh_req wait[COH_WAIT_MAX];
 	unsigned int nwait;
+	uint32_t failed;		/* nodes gone (coh_home_node_failed) */
 	unsigned long invalidations, refused;
 };
 
@@ -132,6 +133,27 @@ int coh_cache_read(struct coh_cache *c, uint64_t *value, struct coh_out *out);
 int coh_cache_write(struct coh_cache *c, uint64_t value, struct coh_out *out);
 int coh_cache_recv(struct coh_cache *c, const struct coh_msg *m, uint64_t *value,
 		   struct coh_out *out);
+
+/*
+ * Node @node is gone (its connection broke before it said it was done):
+ * at a page homed here, its copy is gone with it (it leaves the sharers;
+ * an exclusive page of its becomes unshared), the requests of it that
+ * wait are dropped, and an acknowledgement it owes counts as given (a
+ * write waiting only for it is applied, in @out).  Its own write under
+ * way still applies: nobody is told, so it may or may not have taken
+ * effect, as for any write whose writer died.  0, or -EINVAL for
+ * ourselves or a node out of range.
+ */
+int coh_home_node_failed(struct coh_home *h, unsigned int node,
+			 struct coh_out *out);
+/*
+ * The home of a page cached here is gone: the copy is dropped (nobody
+ * can invalidate it any more, and nobody can write the page either: it
+ * stays valid, but a page whose home is gone is not read here again) and
+ * which of a read and a write were in flight is returned in *@reading and
+ * *@writing: they will never complete.
+ */
+void coh_cache_home_failed(struct coh_cache *c, bool *reading, bool *writing);
 
 const char *coh_home_state_name(enum coh_home_state s);
 

@@ -271,6 +271,63 @@ static void test_home_waiting(void **state)
 	assert_int_equal(h.nwait, COH_WAIT_MAX - 2);
 }
 
+/* A node dies: its copies, its waiting requests and the acks it owes. */
+static void test_node_failed(void **state)
+{
+	struct coh_out out;
+	struct coh_home h;
+	struct coh_cache c;
+	bool rd, wr;
+	char got[256];
+	uint64_t v;
+
+	(void)state;
+	make(&h, S12);
+	assert_int_equal(coh_home_node_failed(&h, 2, &out), 0);
+	assert_int_equal(h.state, COH_SHARED);
+	assert_int_equal(h.sharers, 0x2);
+	assert_int_equal(coh_home_node_failed(&h, 1, &out), 0);
+	assert_int_equal(h.state, COH_UNSHARED);
+	assert_int_equal(coh_home_node_failed(&h, 1, &out), -EINVAL);
+	assert_int_equal(coh_home_node_failed(&h, 0, &out), -EINVAL);
+	assert_int_equal(coh_home_read(&h, 1, &v, &out), -EPROTO);
+	assert_int_equal(coh_home_write(&h, 2, 7, &out), -EPROTO);
+	/* the only owner dies: unshared; a later write invalidates nobody */
+	make(&h, X2);
+	assert_int_equal(coh_home_node_failed(&h, 2, &out), 0);
+	assert_int_equal(h.state, COH_UNSHARED);
+	assert_int_equal(coh_home_write(&h, 1, 9, &out), 0);
+	fmt_out(&out, got, sizeof(got));
+	assert_string_equal(got, "W1");
+	/* a write waiting only for the dead node's ack is applied */
+	make(&h, BUSY);
+	assert_int_equal(coh_home_read(&h, 2, &v, &out), 0);	/* queued */
+	assert_int_equal(coh_home_read(&h, 1, &v, &out), 0);	/* queued */
+	assert_int_equal(coh_home_node_failed(&h, 2, &out), 0);
+	fmt_out(&out, got, sizeof(got));
+	assert_string_equal(got, "W3 D1");
+	assert_int_equal(h.nwait, 0);
+	assert_int_equal(coh_home_ack(&h, 2, &out), -EPROTO);
+	/* the dead node's own write still applies, and leaves no owner */
+	make(&h, S1);
+	assert_int_equal(coh_home_write(&h, 2, 8, &out), 0);	/* I1 */
+	assert_int_equal(coh_home_node_failed(&h, 2, &out), 0);
+	assert_true(h.busy);
+	assert_int_equal(coh_home_ack(&h, 1, &out), 0);
+	fmt_out(&out, got, sizeof(got));
+	assert_string_equal(got, "W2");
+	assert_int_equal(h.state, COH_UNSHARED);
+	assert_int_equal(h.value, 8);
+	/* a cache whose home died: what was in flight never completes */
+	coh_cache_init(&c, 1, 0);
+	assert_int_equal(coh_cache_write(&c, 5, &out), 0);
+	c.reading = true;
+	coh_cache_home_failed(&c, &rd, &wr);
+	assert_true(rd && wr);
+	assert_false(c.reading || c.writing);
+	assert_int_equal(c.state, COH_INVALID);
+}
+
 static void test_cache_table(void **state)
 {
 	static const enum coh_msg_type types[] = { COH_M_DATA, COH_M_WRITTEN,
@@ -492,6 +549,9 @@ struct sim {
 	unsigned long done, faults;
 	unsigned int seed;
 	bool bug;	/* node 1 acknowledges invalidations, keeps its copy */
+	unsigned long kill_at;	/* node 2 dies after this many operations */
+	int dead;		/* -1, or the node that died */
+	unsigned long pending;	/* writes whose writer or home died */
 };
 
 static unsigned int home_of(unsigned int page)
@@ -499,7 +559,31 @@ static unsigned int home_of(unsigned int page)
 	return page % SIM_NODES;
 }
 
+static void record_at(struct sim *s, struct slot *sl, uint64_t value,
+		      uint64_t res);
+
 static void record(struct sim *s, struct slot *sl, uint64_t value)
+{
+	record_at(s, sl, value, ++s->now);
+}
+
+/*
+ * An operation that will never complete (its node or the page's home
+ * died): a write may or may not have taken effect, so it stays in the
+ * history with no end; a read is dropped.
+ */
+static void abandon(struct sim *s, struct slot *sl)
+{
+	if (sl->write) {
+		record_at(s, sl, 0, UINT64_MAX);
+		s->done--;
+		s->pending++;
+	}
+	sl->busy = false;
+}
+
+static void record_at(struct sim *s, struct slot *sl, uint64_t value,
+		      uint64_t res)
 {
 	unsigned int p = sl->page;
 
@@ -509,7 +593,7 @@ static void record(struct sim *s, struct slot *sl, uint64_t value)
 		assert_non_null(s->hist[p]);
 	}
 	s->hist[p][s->nhist[p]++] = (struct lin_op){ .write = sl->write,
-		.value = sl->write ? sl->value : value, .inv = sl->inv, .res = ++s->now };
+		.value = sl->write ? sl->value : value, .inv = sl->inv, .res = res };
 	sl->busy = false;
 	s->done++;
 }
@@ -540,6 +624,8 @@ static void post(struct sim *s, unsigned int page, const struct coh_out *out)
 		const struct coh_msg *m = &out->msg[i];
 		struct chan *c;
 
+		if ((int)m->to == s->dead)	/* lost with it */
+			continue;
 		if (m->to == m->from) {	/* the home's own write is done */
 			assert_int_equal(m->type, COH_M_WRITTEN);
 			complete(s, m->to, page, true, m->value);
@@ -600,6 +686,9 @@ static bool start(struct sim *s, unsigned int n)
 	uint64_t v = 0;
 	int r;
 
+	if ((int)n == s->dead || (int)home_of(p) == s->dead)
+		return false;	/* the dead do nothing; their pages are gone */
+
 	for (i = 0; i < SIM_SLOTS && s->slot[n][i].busy; i++)
 		;
 	if (i == SIM_SLOTS)
@@ -624,30 +713,76 @@ static bool start(struct sim *s, unsigned int n)
 	return true;
 }
 
+/* Node 2 dies: its queues are lost, the others learn it at once. */
+static void kill_node(struct sim *s)
+{
+	const unsigned int k = 2;
+	struct coh_out out;
+	unsigned int n, p, i;
+	bool rd, wr;
+
+	s->dead = k;
+	for (n = 0; n < SIM_NODES; n++)
+		s->chan[k][n].n = s->chan[n][k].n = 0;
+	for (i = 0; i < SIM_SLOTS; i++)
+		if (s->slot[k][i].busy)
+			abandon(s, &s->slot[k][i]);
+	for (p = 0; p < SIM_PAGES; p++) {
+		if (home_of(p) != k) {
+			assert_int_equal(coh_home_node_failed(&s->home[p], k, &out), 0);
+			post(s, p, &out);
+			continue;
+		}
+		for (n = 0; n < SIM_NODES; n++) {
+			if (n == k)
+				continue;
+			coh_cache_home_failed(&s->cache[n][p], &rd, &wr);
+			for (i = 0; i < SIM_SLOTS; i++)
+				if (s->slot[n][i].busy && s->slot[n][i].page == p)
+					abandon(s, &s->slot[n][i]);
+		}
+	}
+}
+
 static unsigned long simulate(struct sim *s, unsigned long ops)
 {
 	unsigned int n, p, a, b, pending;
-	unsigned long violations = 0;
+	unsigned long violations = 0, idle = 0;
 	char why[200];
 
+	s->dead = -1;
 	for (p = 0; p < SIM_PAGES; p++)
 		coh_home_init(&s->home[p], home_of(p), SIM_NODES, 0);
 	for (n = 0; n < SIM_NODES; n++)
 		for (p = 0; p < SIM_PAGES; p++)
 			coh_cache_init(&s->cache[n][p], n, home_of(p));
 	for (;;) {
-		pending = 0;
+		/* at a moment a write waits for node 2's acknowledgement */
+		if (s->kill_at && s->dead < 0 && s->done >= s->kill_at) {
+			for (p = 0; p < SIM_PAGES; p++)
+				if (s->home[p].busy && (s->home[p].acks_due & 1u << 2))
+					break;
+			if (p < SIM_PAGES || s->done >= 2 * s->kill_at)
+				kill_node(s);
+		}
+		pending = 0;	/* (after a death: its queues are gone) */
 		for (a = 0; a < SIM_NODES; a++)
 			for (b = 0; b < SIM_NODES; b++)
 				pending += s->chan[a][b].n;
 		if (s->done < ops && rand_r(&s->seed) % 3 == 0 &&
-		    start(s, rand_r(&s->seed) % SIM_NODES))
+		    start(s, rand_r(&s->seed) % SIM_NODES)) {
+			idle = 0;
 			continue;
+		}
 		if (!pending) {
 			if (s->done >= ops)
 				break;
+			/* nothing to deliver, nothing could start: stuck */
+			if (++idle > 1000000)
+				fail_msg("stuck after %lu operations", s->done);
 			continue;
 		}
+		idle = 0;
 		/* a random non-empty channel: any interleaving between pairs */
 		do {
 			a = rand_r(&s->seed) % SIM_NODES;
@@ -694,6 +829,34 @@ static void test_sim_linearizable(void **state)
 	free(s);
 }
 
+/*
+ * Node 2 dies in the middle: the others go on with the pages homed
+ * elsewhere, every history (with the writes that never completed left
+ * open) stays linearizable, and nothing from the dead is refused late.
+ */
+static void test_sim_node_dies(void **state)
+{
+	unsigned long v, ops = env_count("COH_SIM_OPS", 120000) / 2;
+	unsigned int seed, p;
+
+	(void)state;
+	for (seed = 21; seed < 25; seed++) {
+		struct sim *s = calloc(1, sizeof(*s));
+
+		assert_non_null(s);
+		s->seed = seed;
+		s->kill_at = ops / 4;
+		v = simulate(s, ops);
+		for (p = 0; p < SIM_PAGES; p++)
+			assert_int_equal(s->home[p].refused, 0);
+		print_message("node 2 died after %lu operations: %lu done, %lu writes left open, %lu not linearizable\n",
+			      s->kill_at, s->done, s->pending, v);
+		assert_int_equal(s->dead, 2);
+		assert_int_equal(v, 0);
+		free(s);
+	}
+}
+
 /* The same with a node that lies: the checker must see it. */
 static void test_sim_catches_a_lie(void **state)
 {
@@ -717,10 +880,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_home_table),
 		cmocka_unit_test(test_home_waiting),
+		cmocka_unit_test(test_node_failed),
 		cmocka_unit_test(test_cache_table),
 		cmocka_unit_test(test_lin_known),
 		cmocka_unit_test(test_lin_vs_brute),
 		cmocka_unit_test(test_sim_linearizable),
+		cmocka_unit_test(test_sim_node_dies),
 		cmocka_unit_test(test_sim_catches_a_lie),
 	};
 
