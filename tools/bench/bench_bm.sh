@@ -9,6 +9,31 @@
 #   linearizability_ops, linearizability_violations  (keys nodes, pages)
 #   coherence_throughput_ops  the cluster's operations per second (keys
 #                             nodes, pages, write_pct, inflight)
+#   op_mean_us, op_p50_us, op_p99_us, op_count  (`bm lat`: keys op read or
+#                             write, where local or remote, inflight,
+#                             write_pct) of those operations, and of
+#                             BM_LAT_OPS (6000) run by node 0 alone, one
+#                             at a time, the others only serving
+#                             (histories 1)
+#
+# Then the buffer manager's frame pool under load (`bm fix`): BM_FIX_OPS
+# (50000) FIX/UNFIX of Zipf-chosen pages (theta 0.99), 10 % of them
+# exclusive and dirty, BM_FRAMES (256) frames of 4 KiB, working sets of 2,
+# 4 and 8 times the frames, with the pages in each tier:
+#
+#   tier file, file tmpfs   a file in the guest's memory (its page cache)
+#   tier file, file 9p      a file on the host's file system, through
+#                           virtio-9p without a guest cache: every read
+#                           and write goes to the host
+#   tier remote             a Redy cache (redymgr, one redyd on rxe0)
+#                           created from the file; the manager's model
+#                           has one configuration, one-sided with one
+#                           connection, batch and depth 1 (a FIX waits
+#                           for one page)
+#
+#   throughput_ops, fix_p99_us, fix_p50_us, fix_mean_us, hit_ratio (keys
+#   tier, file, frames, pages, ws_factor, page_size, write_pct,
+#   zipf_theta, ops, seed; redy_cfg for the remote tier)
 #
 # JSON lines on stdout; progress on stderr.
 set -eu
@@ -19,27 +44,76 @@ pages=${BM_PAGES:-8}
 wpct=${BM_WRITE_PCT:-50}
 out=/tmp/bm-bench
 mkdir -p $out
-pids=
+# cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT: three nodes,
+# histories in $out/NAME.?.hist
+cluster() {
+	pids=
+	for i in 0 1 2; do
+		o=$4
+		[ $i = 0 ] && o=$3
+		$b/bm node -i $i -n 3 -a $addr -p "$2" -P "$pages" -k "$5" -o "$o" \
+			-w "$6" -s 3 -H $out/$1.$i.hist 2> $out/$1.$i.log &
+		pids="$pids $!"
+		k=0
+		until grep -q listening $out/$1.$i.log 2> /dev/null; do
+			k=$((k + 1))
+			[ $k -lt 100 ] || { cat $out/$1.$i.log >&2; return 1; }
+			sleep 0.1
+		done
+	done
+	st=0
+	for p in $pids; do
+		wait "$p" || st=1
+	done
+	cat $out/$1.?.log >&2
+	return $st
+}
 t0=$(date +%s.%N)
-for i in 0 1 2; do
-	$b/bm node -i $i -n 3 -a $addr -p 7950 -P "$pages" -k 4 -o "$ops" \
-		-w "$wpct" -s 3 -H $out/$i.hist 2> $out/$i.log &
-	pids="$pids $!"
+cluster all 7950 "$ops" "$ops" 4 "$wpct"
+t1=$(date +%s.%N)
+$b/bm check $out/all.?.hist
+$b/bm lat $out/all.?.hist
+# the paper's §6.1 Read and Write: node 0 alone, one at a time, on pages
+# homed at itself (local) and at the two others (remote)
+cluster one 7850 "${BM_LAT_OPS:-6000}" 0 1 "$wpct"
+$b/bm lat $out/one.0.hist
+fix_bench() {
+	fops=${BM_FIX_OPS:-50000}
+	frames=${BM_FRAMES:-256}
+	printf '%s\n' 'redy-model 1 1 1 1 1 4096 10' '0 1 1 1 1000 1000' \
+		> $out/fix-model.txt
+	build/tools/redymgr -m $out/fix-model.txt -p 7929 -r 64 \
+		> $out/redymgr.log 2>&1 &
+	mgr=$!
+	build/tools/redyd -a $addr -p 7940 -m $((frames * 8 * 4 / 1024 + 16)) -t 1 \
+		> $out/redyd.log 2>&1 &
+	srv=$!
 	k=0
-	until grep -q listening $out/$i.log 2> /dev/null; do
+	until grep -q 'server threads, ports' $out/redyd.log; do
 		k=$((k + 1))
-		[ $k -lt 100 ] || { cat $out/$i.log >&2; exit 1; }
+		[ $k -lt 100 ] || { cat $out/redyd.log >&2; return 1; }
 		sleep 0.1
 	done
-done
-st=0
-for p in $pids; do
-	wait "$p" || st=1
-done
-t1=$(date +%s.%N)
-cat $out/?.log >&2
-[ $st = 0 ]
-$b/bm check $out/?.hist
+	build/tools/redy server -M 127.0.0.1:7929 A $addr 7940 \
+		$((frames * 8 * 4 / 1024 + 16)) 1 1 >&2 || return 1
+	mkdir -p build/tmp
+	for ws in 2 4 8; do
+		for t in tmpfs 9p remote; do
+			case $t in
+			tmpfs) set -- -t file -f $out/pages.bin -K tmpfs ;;
+			9p) set -- -t file -f build/tmp/bm-pages.bin -K 9p ;;
+			remote) set -- -t remote -f $out/pages-r.bin -K none \
+				-M 127.0.0.1:7929 ;;
+			esac
+			$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" -s 1 ||
+				return 1
+		done
+	done
+	rm -f build/tmp/bm-pages.bin
+	kill $srv $mgr
+	wait $srv $mgr || :
+}
+fix_bench
 kernel=${MRRC_KVER:-$(uname -r)}
 accel=$(sed -n 's/.*MRRC_ACCEL=\([^ ]*\).*/\1/p' /proc/cmdline)
 printf '{"bench":"bm","metric":"coherence_throughput_ops","value":%s,"unit":"ops/s","nodes":3,"pages":%s,"write_pct":%s,"inflight":4,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \

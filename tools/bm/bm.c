@@ -40,6 +40,7 @@
 
 #include "libmrrc.h"
 #include "mrrc_version.h"
+#include "bm.h"
 #include "coh.h"
 #include "lin.h"
 #include "benchjson.h"
@@ -480,8 +481,8 @@ static int write_history(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu\n", n.id,
-		n.nodes, n.pages, n.nhist);
+	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u\n",
+		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.write_pct);
 	for (i = 0; i < n.nhist; i++)
 		fprintf(f, "%u %d %llu %llu %llu\n", n.hist[i].page,
 			n.hist[i].op.write, (unsigned long long)n.hist[i].op.value,
@@ -715,16 +716,125 @@ static int cmd_check(int argc, char **argv)
 	return r ? r : bad ? 1 : 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * bm lat HISTORY...: how long the operations of the histories took, by
+ * kind (read, write) and by where the page's home was (local: the node
+ * that ran the operation, remote: another), as the paper's §6.1 reports
+ * Read and Write: metrics op_mean_us, op_p50_us, op_p99_us and op_count.
+ */
+static int cmd_lat(int argc, char **argv)
+{
+	struct { uint64_t *v; size_t n, cap; } g[2][2] = { 0 };
+	unsigned int node, nn, np, page, files = 0, w, l;
+	unsigned int inflight = 0, wpct = 0, kk, ww;
+	unsigned long long v, a, b;
+	char line[256];
+	size_t cnt;
+	int k, r = 0;
+
+	bench_init(PROG, NULL);
+	for (k = 1; k < argc && !r; k++) {
+		FILE *f = fopen(argv[k], "r");
+
+		if (!f || !fgets(line, sizeof(line), f) ||
+		    sscanf(line, "# bm-history 1 node %u nodes %u pages %u ops %zu",
+			   &node, &nn, &np, &cnt) != 4 || !nn || node >= nn ||
+		    !np || np > PAGES_MAX) {
+			fprintf(stderr, PROG ": %s: not a history\n", argv[k]);
+			if (f)
+				fclose(f);
+			r = 2;
+			break;
+		}
+		/* what the nodes ran with, if the history says (the first's) */
+		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %u write_pct %u",
+			   &kk, &ww) == 2 && !files) {
+			inflight = kk;
+			wpct = ww;
+		}
+		files++;
+		while (fgets(line, sizeof(line), f)) {
+			void *nv;
+
+			if (sscanf(line, "%u %u %llu %llu %llu", &page, &w, &v, &a, &b) != 5 ||
+			    page >= np || w > 1 || b < a) {
+				fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
+				r = 2;
+				break;
+			}
+			l = page % nn == node;
+			if (g[w][l].n == g[w][l].cap) {
+				g[w][l].cap = g[w][l].cap ? 2 * g[w][l].cap : 4096;
+				nv = realloc(g[w][l].v, g[w][l].cap * sizeof(uint64_t));
+				if (!nv) {
+					r = 1;
+					break;
+				}
+				g[w][l].v = nv;
+			}
+			g[w][l].v[g[w][l].n++] = b - a;
+		}
+		fclose(f);
+	}
+	if (!r && !files) {
+		fprintf(stderr, "usage: " PROG " lat HISTORY...\n");
+		r = 2;
+	}
+	for (w = 0; w < 2; w++) {
+		for (l = 0; l < 2; l++) {
+			static const char *const metric[] = {
+				"op_count", "op_mean_us", "op_p50_us", "op_p99_us" };
+			uint64_t *x = g[w][l].v, sum = 0;
+			size_t nx = g[w][l].n, i, m;
+			double val;
+
+			if (r || !nx)
+				goto next;
+			qsort(x, nx, sizeof(*x), cmp_u64);
+			for (i = 0; i < nx; i++)
+				sum += x[i];
+			for (m = 0; m < 4; m++) {
+				val = m == 0 ? (double)nx :
+				      m == 1 ? (double)sum / (double)nx / 1e3 :
+				      m == 2 ? (double)x[(nx + 1) / 2 - 1] / 1e3 :
+				      (double)x[(nx * 99 + 99) / 100 - 1] / 1e3;
+				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
+				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
+				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"
+				       "\"write_pct\":%u", metric[m], val, m ? "us" : "ops",
+				       w ? "write" : "read", l ? "local" : "remote", nn, np, files,
+				       inflight, wpct);
+				bench_json_end(stdout);
+			}
+next:
+			free(x);
+		}
+	}
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "node"))
 		return cmd_node(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "check"))
 		return cmd_check(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "lat"))
+		return cmd_lat(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "fix"))
+		return cmd_fix(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "-V")) {
 		printf(PROG " %s\n", MRRC_VERSION_STRING);
 		return 0;
 	}
-	fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR ... | " PROG " check HISTORY...\n");
+	fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR ... | " PROG " check HISTORY...\n"
+		"       " PROG " lat HISTORY... | " PROG " fix -t file|remote -f FILE ...\n");
 	return 2;
 }

@@ -26,9 +26,12 @@ $(TESTS_DIR)/test_bm_pool: $(BM_DIR)/tests/test_pool.c $(BM_DIR)/pool.c $(BM_HDR
 UNIT_TESTS += $(TESTS_DIR)/test_bm_pool
 
 # bm: the nodes over the module's connections, and the checker
-BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c tools/bench/benchjson.c
-$(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
+# and `bm fix`, the frame pool's load over a file or a Redy cache
+BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c $(BM_DIR)/pool.c \
+	$(BM_DIR)/fixbench.c tools/bench/benchjson.c
+$(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a \
+		$(B)/lib/libredy.a $(wildcard tools/redy/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -o $@ $(BM_SRCS) \
-		$(B)/lib/libmrrc.a
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -Itools/redy -o $@ $(BM_SRCS) \
+		$(B)/lib/libredy.a $(B)/lib/libmrrc.a -lpthread -lm
 tools: $(B)/tools/bm

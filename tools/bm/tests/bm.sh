@@ -69,5 +69,47 @@ tap "a history that is not one is refused" sh -c "
 	echo '# bm-history 1 node 0 nodes 3 pages 8 ops 1' > $out/bad.hist &&
 	echo '9 1 5 1 2' >> $out/bad.hist &&
 	! $b/bm check $out/bad.hist && ! $b/bm check /nonexistent && ! $b/bm check"
+
+# The frame pool under load (bm fix), its pages in a file and in a Redy
+# cache: every FIX checks the page against the run's last write to it,
+# and the tier is checked after the flush.  The cache manager's model has
+# one configuration (one-sided, one connection, batch and depth 1).
+fix() {	# fix TIER FILE [OPTIONS]
+	tier=$1 file=$2
+	shift 2
+	"$b/bm" fix -t "$tier" -f "$file" -F 32 -x 4 -w 20 -o 5000 -s 3 "$@" \
+		> "$out/fix.json" || return 1
+	cat "$out/fix.json"
+	grep -q '"metric":"fix_p99_us"' "$out/fix.json"
+}
+tap "bm fix over a file: 5000 FIX of 128 pages in 32 frames, none lost" \
+	fix file "$out/pages.bin" -K tmpfs
+printf '%s\n' 'redy-model 1 1 1 1 1 4096 10' '0 1 1 1 1000 1000' > "$out/fix-model.txt"
+"$b/redymgr" -m "$out/fix-model.txt" -p 7829 -r 64 > "$out/fix-redymgr.log" 2>&1 &
+mgr=$!
+"$b/redyd" -a $addr -p 7840 -m 8 -t 1 > "$out/fix-redyd.log" 2>&1 &
+srv=$!
+remote_fix() {
+	k=0
+	until grep -q 'server threads, ports' "$out/fix-redyd.log"; do
+		k=$((k + 1))
+		[ $k -lt 100 ] || return 1
+		sleep 0.1
+	done
+	"$b/redy" server -M 127.0.0.1:7829 A $addr 7840 8 1 1 &&
+	fix remote "$out/pages-r.bin" -M 127.0.0.1:7829
+}
+tap "bm fix over a Redy cache (remote memory), none lost" remote_fix
+tap "a tier that drops writes is caught" sh -c "
+	! $b/bm fix -t file -f $out/pages-l.bin -F 32 -x 4 -w 20 -o 5000 -L > /dev/null"
+tap "bm fix refuses bad options" sh -c "
+	! $b/bm fix -f $out/x 2> /dev/null && ! $b/bm fix -t ssd -f $out/x 2> /dev/null &&
+	! $b/bm fix -t file -f $out/x -F 3 2> /dev/null &&
+	! $b/bm fix -t file -f $out/x -w 101 2> /dev/null &&
+	! $b/bm fix -t file -f $out/x -z 1 2> /dev/null &&
+	! $b/bm fix -t remote -f $out/x -M 127.0.0.1:1 2> /dev/null &&
+	! $b/bm fix -t file -f /nonexistent/x 2> /dev/null"
+kill $srv $mgr
+wait $srv $mgr
 echo "1..$n"
 exit $rc

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bm fix: the buffer manager's frame pool under a database's load (issue
+ * 18's BENCH=bm, after the Redy paper's FASTER experiment): Zipf page
+ * accesses, some of them writes, over a working set larger than the
+ * frames, with the pages kept in a tier that is either a local file or a
+ * Redy cache (remote memory over the module, created from that file).
+ *
+ * Every page begins with its number and a version; a write FIXes the page
+ * exclusively, bumps the version and UNFIXes it dirty.  Every FIX checks
+ * the page it got against the versions the run wrote, and after the run
+ * and a flush every page is read back from the tier and checked: a run
+ * that loses or misplaces a write exits 1 (-L makes the tier drop every
+ * write, to show that it does).  Timing is measured, never asserted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchjson.h"
+#include "bm.h"
+#include "cache.h"
+#include "pool.h"
+
+#define PROG "bm fix"
+
+struct run {
+	const char *tier;		/* "file" or "remote" */
+	const char *path;		/* the pages' file */
+	const char *fs;			/* what the file is on (a key only) */
+	const char *mgr;		/* remote: the cache manager */
+	uint16_t mgr_port;
+	unsigned int frames;
+	size_t page_size;
+	unsigned int ws;		/* pages = frames * ws */
+	unsigned int write_pct;
+	double theta;
+	uint64_t ops, seed;
+	uint64_t pages;
+	int fd;
+	struct redy_cache *cache;
+	uint64_t *version;		/* what the run wrote, per page */
+	uint64_t tier_reads, tier_writes;
+	bool lose_writes;		/* -L: a tier that drops them (tests) */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* splitmix64: a seeded stream, the same on every machine */
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rnd01(uint64_t *s)
+{
+	return (double)(rnd(s) >> 11) / 9007199254740992.0;	/* 2^53 */
+}
+
+/*
+ * Zipf over [0, n) with skew theta (Gray et al., SIGMOD 1994, as YCSB
+ * draws it): rank 0 the most popular.
+ */
+struct zipf {
+	uint64_t n;
+	double theta, alpha, zetan, eta;
+};
+
+static void zipf_init(struct zipf *z, uint64_t n, double theta)
+{
+	double zeta2 = 1.0 + pow(0.5, theta);
+	uint64_t i;
+
+	z->n = n;
+	z->theta = theta;
+	z->zetan = 0;
+	for (i = 1; i <= n; i++)
+		z->zetan += 1.0 / pow((double)i, theta);
+	z->alpha = 1.0 / (1.0 - theta);
+	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) / (1.0 - zeta2 / z->zetan);
+}
+
+static uint64_t zipf_next(const struct zipf *z, uint64_t *s)
+{
+	double u = rnd01(s), uz = u * z->zetan;
+	uint64_t r;
+
+	if (uz < 1.0)
+		return 0;
+	if (uz < 1.0 + pow(0.5, z->theta))
+		return 1;
+	r = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+	return r < z->n ? r : z->n - 1;
+}
+
+static int file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) :
+				    pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* the file is shorter than its pages */
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int tier_read(void *arg, uint64_t page, void *buf)
+{
+	struct run *r = arg;
+
+	r->tier_reads++;
+	if (r->cache)
+		return redy_cache_read(r->cache, page * r->page_size, buf, r->page_size);
+	return file_io(r->fd, false, page * r->page_size, buf, r->page_size);
+}
+
+static int tier_write(void *arg, uint64_t page, const void *buf)
+{
+	struct run *r = arg;
+
+	r->tier_writes++;
+	if (r->lose_writes)
+		return 0;
+	if (r->cache)
+		return redy_cache_write(r->cache, page * r->page_size, buf, r->page_size);
+	return file_io(r->fd, true, page * r->page_size, (void *)buf, r->page_size);
+}
+
+/* A page as the run left it: its number, its version, then filler. */
+static void page_fill(uint8_t *buf, size_t len, uint64_t page, uint64_t version)
+{
+	size_t i;
+
+	for (i = 16; i < len; i++)
+		buf[i] = (uint8_t)(page * 31 + i);
+	memcpy(buf, &page, 8);
+	memcpy(buf + 8, &version, 8);
+}
+
+static bool page_ok(const struct run *r, const uint8_t *buf, uint64_t page)
+{
+	uint64_t p, v;
+
+	memcpy(&p, buf, 8);
+	memcpy(&v, buf + 8, 8);
+	if (p == page && v == r->version[page])
+		return true;
+	fprintf(stderr, PROG ": page %" PRIu64 " holds page %" PRIu64 " version %"
+		PRIu64 ", expected version %" PRIu64 "\n", page, p, v, r->version[page]);
+	return false;
+}
+
+/* The file the pages begin in, every page at version 0. */
+static int populate(struct run *r)
+{
+	uint8_t *buf = malloc(r->page_size);
+	uint64_t i;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (r->fd < 0) {
+		err = -errno;
+		fprintf(stderr, PROG ": %s: %s\n", r->path, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < r->pages && !err; i++) {
+		page_fill(buf, r->page_size, i, 0);
+		err = file_io(r->fd, true, i * r->page_size, buf, r->page_size);
+	}
+	if (!err && fsync(r->fd))
+		err = -errno;
+	if (err)
+		fprintf(stderr, PROG ": writing %s: %s\n", r->path, strerror(-err));
+out:
+	free(buf);
+	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
+		    uint64_t *elapsed)
+{
+	struct zipf z;
+	uint64_t *perm, s = r->seed, i, t0;
+	int err = 0;
+
+	perm = malloc(r->pages * sizeof(*perm));
+	if (!perm)
+		return -ENOMEM;
+	/* the popular pages spread over the file, not its first ones */
+	for (i = 0; i < r->pages; i++)
+		perm[i] = i;
+	for (i = r->pages - 1; i > 0; i--) {
+		uint64_t j = rnd(&s) % (i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	zipf_init(&z, r->pages, r->theta);
+	t0 = now_ns();
+	for (i = 0; i < r->ops; i++) {
+		uint64_t page = perm[zipf_next(&z, &s)], a;
+		bool write = rnd(&s) % 100 < r->write_pct;
+		void *frame;
+
+		a = now_ns();
+		err = bm_fix(pool, page, write, &frame);
+		lat[i] = now_ns() - a;
+		if (err) {
+			fprintf(stderr, PROG ": FIX of page %" PRIu64 ": %s\n", page,
+				strerror(-err));
+			break;
+		}
+		if (!page_ok(r, frame, page)) {
+			err = -EIO;
+			break;
+		}
+		if (write) {
+			r->version[page]++;
+			page_fill(frame, r->page_size, page, r->version[page]);
+		}
+		err = bm_unfix(pool, page, write);
+		if (err)
+			break;
+	}
+	*elapsed = now_ns() - t0;
+	free(perm);
+	return err;
+}
+
+/* After a flush, every page in the tier is what the run last wrote. */
+static int verify_tier(struct run *r)
+{
+	uint8_t *buf = malloc(r->page_size);
+	uint64_t i;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < r->pages && !err; i++) {
+		err = tier_read(r, i, buf);
+		if (!err && !page_ok(r, buf, i))
+			err = -EIO;
+	}
+	free(buf);
+	return err;
+}
+
+static void emit(const struct run *r, const char *metric, double value,
+		 const char *unit)
+{
+	printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\","
+	       "\"tier\":\"%s\",\"file\":", metric, value, unit, r->tier);
+	bench_json_str(stdout, r->fs);
+	printf(",\"frames\":%u,\"pages\":%" PRIu64 ",\"ws_factor\":%u,\"page_size\":%zu,"
+	       "\"write_pct\":%u,\"zipf_theta\":%.3g,\"ops\":%" PRIu64 ",\"seed\":%" PRIu64,
+	       r->frames, r->pages, r->ws, r->page_size, r->write_pct, r->theta,
+	       r->ops, r->seed);
+	if (r->cache) {
+		struct redy_cfg cfg;
+
+		redy_cache_config(r->cache, &cfg);
+		printf(",\"redy_cfg\":\"s%u c%u b%u q%u\"", cfg.s, cfg.c, cfg.b, cfg.q);
+	}
+	bench_json_end(stdout);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
+		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
+		"              [-o OPS] [-s SEED] [-K FS_NAME] [-L]\n");
+	exit(2);
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	struct run r = {
+		.fs = "unknown", .mgr = "127.0.0.1", .mgr_port = 7729,
+		.frames = 256, .page_size = 4096, .ws = 4, .write_pct = 10,
+		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1,
+	};
+	struct bm_tier tier = { .read = tier_read, .write = tier_write, .arg = &r };
+	const char *dev = NULL;
+	struct bm_pool_stats st;
+	struct bm_pool *pool = NULL;
+	uint64_t *lat = NULL, elapsed = 0, i, sum = 0;
+	int c, err;
+
+	while ((c = getopt(argc, argv, "t:f:M:d:F:S:x:w:z:o:s:K:L")) != -1) {
+		switch (c) {
+		case 't':
+			r.tier = optarg;
+			break;
+		case 'f':
+			r.path = optarg;
+			break;
+		case 'M': {
+			char *colon = strchr(optarg, ':');
+
+			r.mgr = optarg;
+			if (colon) {
+				*colon = '\0';
+				r.mgr_port = (uint16_t)bench_opt_u64(PROG, "-M", colon + 1,
+								     1, 65535);
+			}
+			break;
+		}
+		case 'd':
+			dev = optarg;
+			break;
+		case 'F':
+			r.frames = (unsigned int)bench_opt_u64(PROG, "-F", optarg, 4, 1u << 20);
+			break;
+		case 'S':
+			r.page_size = bench_opt_u64(PROG, "-S", optarg, 16, 1u << 20);
+			break;
+		case 'x':
+			r.ws = (unsigned int)bench_opt_u64(PROG, "-x", optarg, 1, 64);
+			break;
+		case 'w':
+			r.write_pct = (unsigned int)bench_opt_u64(PROG, "-w", optarg, 0, 100);
+			break;
+		case 'z':
+			r.theta = bench_opt_double(PROG, "-z", optarg, 0.01, 0.999);
+			break;
+		case 'o':
+			r.ops = bench_opt_u64(PROG, "-o", optarg, 1, 100000000);
+			break;
+		case 's':
+			r.seed = bench_opt_u64(PROG, "-s", optarg, 0, UINT64_MAX);
+			break;
+		case 'K':
+			r.fs = optarg;
+			break;
+		case 'L':
+			r.lose_writes = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || !r.tier || !r.path ||
+	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote")))
+		usage();
+	bench_init(PROG, dev);
+	r.pages = (uint64_t)r.frames * r.ws;
+	if (r.pages * r.page_size > (1ull << 32)) {
+		fprintf(stderr, PROG ": %" PRIu64 " pages of %zu bytes: more than 4 GiB\n",
+			r.pages, r.page_size);
+		return 2;
+	}
+	r.version = calloc(r.pages, sizeof(*r.version));
+	lat = malloc(r.ops * sizeof(*lat));
+	if (!r.version || !lat) {
+		fprintf(stderr, PROG ": out of memory\n");
+		err = -ENOMEM;
+		goto out;
+	}
+	err = populate(&r);
+	if (err)
+		goto out;
+	if (!strcmp(r.tier, "remote")) {
+		/*
+		 * Any configuration will do (a FIX waits for one page): the
+		 * manager's model says which one it gives.
+		 */
+		struct redy_slo slo = { .lat_ns = 1e9, .tput_ops = 1 };
+		struct redy_cache_opts o = { .dev = dev, .file = r.path };
+
+		err = redy_cache_create(&r.cache, r.mgr, r.mgr_port,
+					r.pages * r.page_size, &slo, 3600, &o);
+		if (err) {
+			fprintf(stderr, PROG ": a Redy cache of %" PRIu64 " bytes at %s:%u: %s\n",
+				r.pages * r.page_size, r.mgr, r.mgr_port, strerror(-err));
+			goto out;
+		}
+	}
+	err = bm_pool_create(&pool, r.frames, r.page_size, &tier);
+	if (err)
+		goto out;
+	err = run_load(&r, pool, lat, &elapsed);
+	if (!err)
+		err = bm_flush(pool);
+	if (!err)
+		err = verify_tier(&r);
+	if (err) {
+		fprintf(stderr, PROG ": the run failed: %s\n", strerror(-err));
+		goto out;
+	}
+	bm_pool_stats(pool, &st);
+	for (i = 0; i < r.ops; i++)
+		sum += lat[i];
+	qsort(lat, r.ops, sizeof(*lat), cmp_u64);
+	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages: %" PRIu64
+		" FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s\n", r.tier, r.fs,
+		r.frames, r.pages, r.ops, st.hits, st.writebacks, (double)elapsed / 1e9);
+	emit(&r, "throughput_ops", (double)r.ops * 1e9 / (double)elapsed, "ops/s");
+	emit(&r, "fix_p99_us", (double)lat[(r.ops * 99 + 99) / 100 - 1] / 1e3, "us");
+	emit(&r, "fix_p50_us", (double)lat[(r.ops + 1) / 2 - 1] / 1e3, "us");
+	emit(&r, "fix_mean_us", (double)sum / (double)r.ops / 1e3, "us");
+	emit(&r, "hit_ratio", (double)st.hits / (double)r.ops, "ratio");
+out:
+	bm_pool_destroy(pool);
+	if (r.cache) {
+		int e = redy_cache_delete(r.cache);
+
+		if (e && !err) {
+			fprintf(stderr, PROG ": giving the cache back: %s\n", strerror(-e));
+			err = e;
+		}
+	}
+	if (r.fd >= 0)
+		close(r.fd);
+	free(lat);
+	free(r.version);
+	return err ? 1 : 0;
+}
