@@ -369,6 +369,7 @@ docs:
 bench-tables:
 	@tools/bench/bench-tables.py
 	@tools/bench/bench-tables.py Documentation/redy.rst
+	@tools/bench/bench-tables.py Documentation/bm.rst
 
 # ---- install --------------------------------------------------------------
 

@@ -452,7 +452,61 @@ def t_redy_migration(datadir):
                   "worst µs", "migration"], body) + where(rows)
 
 
-TABLES = {"redy_slo": t_redy_slo, "redy_model": t_redy_model,
+def t_bm_fix(datadir):
+    """The buffer manager's frame pool per working set (BENCH=bm, `bm
+    fix`): FIX + UNFIX per second and the p50 / p99 FIX latency with the
+    pages in a file in the guest's memory, a file on the host through
+    virtio-9p, and a Redy cache; the remote tier's throughput over the
+    9p file's."""
+    rows = [r for r in load(datadir, "bm") if "tier" in r]
+    tiers = (("file", "tmpfs"), ("file", "9p"), ("remote", "none"))
+    body = []
+    for ws in sorted({r["ws_factor"] for r in rows}):
+        def v(metric, tier, fs):
+            return pick(rows, metric=metric, tier=tier, file=fs, ws_factor=ws)
+        pages = next(r["pages"] for r in rows if r["ws_factor"] == ws)
+        hit = v("hit_ratio", "remote", "none")
+        cells = [f"{ws}× ({pages})", "—" if hit is None else f"{100 * hit:.0f} %"]
+        for t in tiers:
+            ops, p50, p99 = (v(m, *t) for m in ("throughput_ops", "fix_p50_us",
+                                                 "fix_p99_us"))
+            cells.append("—" if ops is None else grouped(ops))
+            cells.append("—" if p50 is None else f"{p50:.1f} / {p99:.0f}")
+        cells.append(ratio(v("throughput_ops", "remote", "none"),
+                           v("throughput_ops", "file", "9p")))
+        body.append(cells)
+    if not body:
+        raise DataError("bm: no `bm fix` lines")
+    return table(["working set (pages)", "hits", "tmpfs file ops/s",
+                  "p50 / p99 µs", "9p file ops/s", "p50 / p99 µs",
+                  "Redy ops/s", "p50 / p99 µs", "Redy ÷ 9p"],
+                 body) + where(rows)
+
+
+def t_bm_lat(datadir):
+    """Read and Write over the coherence protocol (BENCH=bm, `bm lat`):
+    per run, kind and where the page's home is, how many, and the mean,
+    p50 and p99 in µs."""
+    rows = [r for r in load(datadir, "bm") if r["metric"].startswith("op_")]
+    body = []
+    for hist, name in ((1, "node 0 alone, 1 in flight"),
+                       (3, "three nodes, 4 in flight each")):
+        for op in ("read", "write"):
+            for w in ("local", "remote"):
+                def v(metric):
+                    return pick(rows, metric=metric, op=op, where=w, histories=hist)
+                n = v("op_count")
+                if n is None:
+                    continue
+                body.append([name, op, w, grouped(n), f"{v('op_mean_us'):.1f}",
+                             f"{v('op_p50_us'):.1f}", f"{v('op_p99_us'):.0f}"])
+    if not body:
+        raise DataError("bm: no `bm lat` lines")
+    return table(["run", "op", "home", "ops", "mean µs", "p50 µs", "p99 µs"],
+                 body) + where(rows)
+
+
+TABLES = {"bm_fix": t_bm_fix, "bm_lat": t_bm_lat, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 

@@ -17,6 +17,8 @@
 #                       migration, optimised and baseline
 #   redy-slo.png        random SLOs against what the chosen configuration
 #                       delivered
+#   bm-fix.png          the buffer manager's FIX throughput and p99
+#                       latency against the working set, per tier
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -120,6 +122,15 @@ marks = [r for r in redy if r["metric"] == "migration_latency_mean_ns"
 with open(os.path.join(tmp, "redy-mig"), "w") as f:
     if marks:
         f.write(f'{marks[0]["notice_ms"] / 1000} {marks[0]["migrated_ms"] / 1000}\n')
+bm = load("bm")
+for name, tier, fs in (("tmpfs", "file", "tmpfs"), ("9p", "file", "9p"),
+                       ("remote", "remote", "none")):
+    for metric in ("throughput_ops", "fix_p99_us"):
+        put(f"bm-{metric}-{name}",
+            [(r["ws_factor"], r["value"]) for r in bm
+             if r["metric"] == metric and r.get("tier") == tier
+             and r.get("file") == fs])
+
 slo = [r for r in redy if r["metric"] == "slo_met"]
 for name, sel in (("plan", lambda r: r.get("plan_z", 0) > 0),
                   ("mean", lambda r: r.get("plan_z", 0) == 0)):
@@ -268,6 +279,33 @@ set ylabel "measured (requests/s)"
 plot "$tmp/redy-slo-tput-plan" title "planned for the noise" pt 7, \
      "$tmp/redy-slo-tput-mean" title "planned on the means" pt 6, \
      x title "measured = SLO" with lines
+unset multiplot
+GP
+fi
+if [ -s "$tmp/bm-throughput_ops-remote" ]; then
+	gnuplot <<GP
+$style
+set terminal pngcairo size 1000,420 noenhanced font ",10"
+set output "$out/bm-fix.png"
+set multiplot layout 1,2 title "The buffer manager's frame pool: Zipf 0.99, 10 % writes, 256 frames (BENCH=bm)"
+set style data linespoints
+set xlabel "working set (× the frames)"
+set xtics ("2" 2, "4" 4, "8" 8)
+set logscale x 2
+set xrange [1.7:9.5]
+set key bottom left
+set title "FIX + UNFIX per second"
+set ylabel "ops/s"
+set logscale y
+plot "$tmp/bm-throughput_ops-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
+     "$tmp/bm-throughput_ops-9p" title "file on the host (virtio-9p)" pt 4, \
+     "$tmp/bm-throughput_ops-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
+set title "p99 FIX latency"
+set key center right
+set ylabel "µs"
+plot "$tmp/bm-fix_p99_us-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
+     "$tmp/bm-fix_p99_us-9p" title "file on the host (virtio-9p)" pt 4, \
+     "$tmp/bm-fix_p99_us-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 unset multiplot
 GP
 fi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bm - the buffer manager's nodes (issue 18, begun): the coherence
+ * bm - the buffer manager's nodes (issue 18, in progress): the coherence
  * protocol of coh.c between processes over the module's connections, and
  * the linearizability check of what they did.
  *
@@ -16,6 +16,11 @@
  *	checks every page's with lin_check(): JSON lines with
  *	linearizability_ops and linearizability_violations; exit 1 if a page
  *	is not linearizable.
+ *   bm lat FILE...
+ *	how long the histories' operations took, by kind and by where the
+ *	page's home was (local or remote).
+ *   bm fix -t file|remote -f FILE ...
+ *	the frame pool under a database's load (fixbench.c).
  *
  * Node j listens for node i > j on its own port, PORT + j * 32 + i, so
  * every connection's events name their peer (the listener's and the

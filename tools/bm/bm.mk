@@ -4,9 +4,10 @@
 # top-level Makefile, whose variables it uses.  So far the coherence
 # protocol's state machine (coh.c) and the linearizability checker
 # (lin.c) and the frame pool (pool.c, FIX/UNFIX and 2Q), with their unit
-# tests in `make unit-tests`, and `bm` (bm.c):
-# nodes running the protocol over the module, and the check of their
-# histories (tools/bm/tests/bm.sh in the test VM).
+# tests in `make unit-tests`, and `bm` (bm.c, fixbench.c):
+# nodes running the protocol over the module, the check of their
+# histories, and the frame pool's load over a file or a Redy cache
+# (tools/bm/tests/bm.sh in the test VM).
 
 BM_DIR := tools/bm
 BM_HDRS := $(wildcard $(BM_DIR)/*.h)
