@@ -489,12 +489,22 @@ def t_bm_lat(datadir):
     p50 and p99 in µs."""
     rows = [r for r in load(datadir, "bm") if r["metric"].startswith("op_")]
     body = []
-    for hist, name in ((1, "node 0 alone, 1 in flight"),
-                       (3, "three nodes, 4 in flight each")):
-        for op in ("read", "write"):
+    dht = sorted({r.get("keys", 0) for r in rows} - {0})
+    runs = [(1, 0, None, "node 0 alone, 1 in flight"),
+            (3, 0, None, "three nodes, 4 in flight each")]
+    runs += [(1, k, 3, f"hash table, {k} keys on 3 nodes") for k in dht]
+    for hist, keys, nodes, name in runs:
+        for op in ("malloc", "read", "write", "free"):
             for w in ("local", "remote"):
                 def v(metric):
-                    return pick(rows, metric=metric, op=op, where=w, histories=hist)
+                    sel = {"metric": metric, "op": op, "where": w,
+                           "histories": hist, "keys": keys}
+                    if nodes:
+                        sel["nodes"] = nodes
+                    return pick([r for r in rows if r.get("keys", 0) == keys
+                                 and (not nodes or r["nodes"] == nodes)],
+                                **{k: x for k, x in sel.items()
+                                   if k not in ("keys", "nodes")})
                 n = v("op_count")
                 if n is None:
                     continue
@@ -506,7 +516,30 @@ def t_bm_lat(datadir):
                  body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_lat": t_bm_lat, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+def t_bm_dht(datadir):
+    """The hash table at its access node (BENCH=bm, `bm node -K`): per
+    number of nodes, the share of its values in its own memory and the
+    operations per second of each phase."""
+    rows = [r for r in load(datadir, "bm") if r["metric"] == "dht_throughput_ops"]
+    phases = ("insert", "lookup", "update", "lookup_again", "erase")
+    body = []
+    for nodes in sorted({r["nodes"] for r in rows}):
+        sel = [r for r in rows if r["nodes"] == nodes and r["node"] == 0]
+        if not sel:
+            continue
+        keys, local = sel[0]["keys"], sel[0]["local_keys"]
+        cells = [str(nodes), f"{keys}", f"{100 * local / keys:.0f} %"]
+        for ph in phases:
+            x = pick(sel, phase=ph)
+            cells.append("—" if x is None else grouped(x))
+        body.append(cells)
+    if not body:
+        raise DataError("bm: no hash table lines")
+    return table(["nodes", "keys", "own memory", "insert/s", "lookup/s",
+                  "update/s", "lookup again/s", "erase/s"], body) + where(rows)
+
+
+TABLES = {"bm_fix": t_bm_fix, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 

@@ -15,6 +15,11 @@
 #                             BM_LAT_OPS (6000) run by node 0 alone, one
 #                             at a time, the others only serving
 #                             (histories 1)
+#   dht_throughput_ops        the hash table's operations per second at
+#                             its access node, per phase (insert, lookup,
+#                             update, lookup_again, erase; keys nodes 1-3,
+#                             keys, pages, local_keys), and `bm lat` of
+#                             its Malloc, Free, Read and Write (keys > 0)
 #
 # Then the buffer manager's frame pool under load (`bm fix`): BM_FIX_OPS
 # (50000) FIX/UNFIX of Zipf-chosen pages (theta 0.99), 10 % of them
@@ -44,6 +49,7 @@ pages=${BM_PAGES:-8}
 wpct=${BM_WRITE_PCT:-50}
 out=/tmp/bm-bench
 mkdir -p $out
+trap 'kill $(jobs -p) 2> /dev/null' EXIT
 # cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT: three nodes,
 # histories in $out/NAME.?.hist
 cluster() {
@@ -77,6 +83,38 @@ $b/bm lat $out/all.?.hist
 # homed at itself (local) and at the two others (remote)
 cluster one 7850 "${BM_LAT_OPS:-6000}" 0 1 "$wpct"
 $b/bm lat $out/one.0.hist
+# the hash table (§4; the paper's §6.2.1): node 0 its access node with
+# BM_DHT_KEYS (1200) keys, inserted, looked up, updated, looked up again
+# and erased, their values Malloc'd over 1, 2 or 3 nodes (as many pages
+# as keys: node 0's own share is 1/nodes); then Malloc and Free, local
+# and remote, from its history
+dkeys=${BM_DHT_KEYS:-1200}
+for nn in 1 2 3; do
+	pids=
+	i=0
+	while [ $i -lt $nn ]; do
+		kk=0
+		[ $i = 0 ] && kk=$dkeys
+		$b/bm node -i $i -n $nn -a $addr -p $((8400 + nn * 100)) -P "$dkeys" \
+			-k 4 -K $kk -H $out/dht$nn.$i.hist > $out/dht$nn.$i.json \
+			2> $out/dht$nn.$i.log &
+		pids="$pids $!"
+		k=0
+		until grep -q listening $out/dht$nn.$i.log 2> /dev/null; do
+			k=$((k + 1))
+			[ $k -lt 100 ] || { cat $out/dht$nn.$i.log >&2; exit 1; }
+			sleep 0.1
+		done
+		i=$((i + 1))
+	done
+	for p in $pids; do
+		wait "$p"
+	done
+	cat $out/dht$nn.?.log >&2
+	cat $out/dht$nn.0.json
+	$b/bm check $out/dht$nn.?.hist > /dev/null
+	$b/bm lat $out/dht$nn.0.hist
+done
 fix_bench() {
 	fops=${BM_FIX_OPS:-50000}
 	frames=${BM_FRAMES:-256}
@@ -110,7 +148,7 @@ fix_bench() {
 		done
 	done
 	rm -f build/tmp/bm-pages.bin
-	kill $srv $mgr
+	kill $srv $mgr 2> /dev/null || :
 	wait $srv $mgr || :
 }
 fix_bench

@@ -10,7 +10,9 @@
  *	unique values on PAGES pages (page p's home is node p % NODES), -k
  *	at a time, keeps serving the others until every node is done, and
  *	writes its history (page, write, value, invocation and response
- *	times in CLOCK_MONOTONIC ns) to -H FILE.
+ *	times in CLOCK_MONOTONIC ns) to -H FILE.  With -K KEYS instead: the
+ *	global memory's Malloc and Free (galloc.c) and the paper's hash
+ *	table on it, this node the access node of KEYS keys.
  *   bm check FILE...
  *	merges the histories (of processes on one machine: one clock) and
  *	checks every page's with lin_check(): JSON lines with
@@ -47,6 +49,7 @@
 #include "mrrc_version.h"
 #include "bm.h"
 #include "coh.h"
+#include "galloc.h"
 #include "lin.h"
 #include "benchjson.h"
 
@@ -61,7 +64,23 @@
 #define WR_SEND		2u
 #define IDLE_LIMIT_NS	60000000000ull	/* no progress this long: give up */
 
-enum { BM_DONE = COH_M_TYPES, BM_TYPES };
+/*
+ * Beside the protocol's messages: DONE; and the global memory's
+ * allocation (-K): ALLOC asks a node for a page it is home to, ALLOCATED
+ * answers (page, or UINT32_MAX and ENOMEM), FREE gives one back, FREED
+ * answers; their value carries the asking slot and, back, an errno.
+ */
+enum { BM_DONE = COH_M_TYPES, BM_ALLOC, BM_ALLOCATED, BM_FREE, BM_FREED, BM_TYPES };
+
+/* What a slot is doing: a random operation, or a step of a table's one. */
+enum { S_RW, S_ALLOC, S_WRITE, S_READ, S_TOMB, S_FREE };
+/* The hash table's phases (-K), each over every key. */
+enum { P_INSERT, P_LOOKUP, P_UPDATE, P_LOOKUP2, P_ERASE, P_END };
+static const char *const phase_name[] = {
+	"insert", "lookup", "update", "lookup_again", "erase" };
+/* Kinds of operation in a history: a read, a write, a Malloc, a Free. */
+enum { K_READ, K_WRITE, K_MALLOC, K_FREE, K_KINDS };
+static const char *const kind_name[] = { "read", "write", "malloc", "free" };
 
 struct bm_msg {
 	uint32_t magic;
@@ -91,10 +110,28 @@ struct slot {
 	bool busy, write;
 	unsigned int page;
 	uint64_t value, inv;
+	/* -K: the step of the table's operation; its key; since when */
+	unsigned int step, key, peer, tries;
+	uint64_t op_inv;
+	bool ready;		/* the step is over: the next one may go */
+	uint64_t got;		/* what it read */
+};
+
+/*
+ * The hash table's index at its access node (§4 of the paper): a fixed
+ * number of buckets, each a chain of entries; an entry is a key and the
+ * global address (page) of its value.  Entry i is key i's.
+ */
+struct dht_entry {
+	uint64_t key, value;	/* the value: what the last write wrote */
+	unsigned int page;
+	int next;		/* in the bucket's chain; -1 ends */
+	bool in;		/* in the table */
 };
 
 struct hist {
 	uint32_t page;
+	unsigned int kind;	/* K_* */
 	struct lin_op op;
 };
 
@@ -103,10 +140,22 @@ static struct node {
 	unsigned long ops, completed;
 	int fd;
 	bool lie;		/* -L: acknowledge invalidations, keep the copy */
+	unsigned int forge;	/* -X: one forged message to node 0 (tests) */
 	struct peer peer[COH_NODES_MAX];
 	struct coh_home *home;		/* [pages]: where home == id */
 	struct coh_cache *cache;	/* [pages]: elsewhere */
 	struct slot slot[SLOTS_MAX];
+	/* -K: the hash table (§4): its keys' pages and values, the memory */
+	bool dht;
+	unsigned int keys, phase, next_key, keys_done, local_keys;
+	bool *held;			/* [pages]: Malloc'd here, not yet freed */
+	unsigned int hint;		/* the node that lent the last page */
+	unsigned long lent, refused;	/* pages lent to others, refused them */
+	struct dht_entry *ent;		/* [keys] */
+	int *bucket;			/* [nbuckets] */
+	unsigned int nbuckets;
+	uint64_t phase_ns[P_END];
+	struct galloc ga;
 	struct hist *hist;
 	size_t nhist, hcap;
 	uint64_t next_value;
@@ -211,7 +260,8 @@ static int drain_outbox(unsigned int to)
 	return r;
 }
 
-static void record(struct slot *sl, uint64_t value)
+static void log_op(unsigned int page, unsigned int kind, uint64_t value,
+		   uint64_t inv)
 {
 	uint64_t t;
 
@@ -228,11 +278,30 @@ static void record(struct slot *sl, uint64_t value)
 	}
 	t = now_ns();
 	/* a hit may take less than the clock's tick: it did end after it began */
-	n.hist[n.nhist++] = (struct hist){ .page = sl->page, .op = {
-		.write = sl->write, .value = sl->write ? sl->value : value,
-		.inv = sl->inv, .res = t > sl->inv ? t : sl->inv + 1 } };
+	n.hist[n.nhist++] = (struct hist){ .page = page, .kind = kind, .op = {
+		.write = kind == K_WRITE, .value = value, .inv = inv,
+		.res = t > inv ? t : inv + 1 } };
+}
+
+/* The slot's read or write is over (@value: what a read returned). */
+static void finish(struct slot *sl, uint64_t value)
+{
+	log_op(sl->page, sl->write ? K_WRITE : K_READ, sl->write ? sl->value : value,
+	       sl->inv);
+	if (n.dht) {		/* the table's next step, in dht_run() */
+		sl->ready = true;
+		sl->got = value;
+		return;
+	}
 	sl->busy = false;
 	n.completed++;
+}
+
+static bool in_protocol(const struct slot *sl)
+{
+	return sl->busy && !sl->ready &&
+	       (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_READ ||
+		sl->step == S_TOMB);
 }
 
 /* The slot waiting for this answer (a write: by its value). */
@@ -243,9 +312,9 @@ static int complete(unsigned int page, bool write, uint64_t value)
 	for (i = 0; i < n.inflight; i++) {
 		struct slot *sl = &n.slot[i];
 
-		if (sl->busy && sl->page == page && sl->write == write &&
+		if (in_protocol(sl) && sl->page == page && sl->write == write &&
 		    (!write || sl->value == value)) {
-			record(sl, value);
+			finish(sl, value);
 			return 0;
 		}
 	}
@@ -272,6 +341,68 @@ static int emit(unsigned int page, const struct coh_out *out)
 	return 0;
 }
 
+/* The slot a node's answer is for: busy with @step, waiting on @from. */
+static struct slot *asked(unsigned int from, uint64_t value, unsigned int step)
+{
+	unsigned int tag = value & 0xffff;
+	struct slot *sl;
+
+	if (tag >= n.inflight)
+		return NULL;
+	sl = &n.slot[tag];
+	if (!sl->busy || sl->ready || sl->step != step || sl->peer != from)
+		return NULL;
+	return sl;
+}
+
+/* Malloc and Free between nodes (-K only). */
+static int on_alloc_msg(unsigned int from, const struct bm_msg *m)
+{
+	uint32_t status = m->value >> 32;
+	unsigned int page;
+	struct slot *sl;
+	int e, r;
+
+	if (!n.dht)
+		return -EPROTO;
+	switch (m->type) {
+	case BM_ALLOC:
+		e = galloc_take(&n.ga, from, &page);
+		if (e)
+			n.refused++;
+		else
+			n.lent++;
+		return send_msg(from, BM_ALLOCATED, e ? UINT32_MAX : page,
+				(m->value & 0xffff) | (uint64_t)(uint32_t)-e << 32);
+	case BM_ALLOCATED:
+		/* a page of its own that we do not have already, or none */
+		sl = asked(from, m->value, S_ALLOC);
+		if (!sl || (status && (status != ENOMEM || m->page != UINT32_MAX)) ||
+		    (!status && (m->page >= n.pages || home_of(m->page) != from ||
+				 n.held[m->page])))
+			return -EPROTO;
+		if (!status)
+			sl->page = m->page;
+		sl->got = status;
+		sl->ready = true;
+		return 0;
+	case BM_FREE:
+		/* only what it has: anything else is a lie, answered, then refused */
+		e = galloc_give(&n.ga, from, m->page);
+		r = send_msg(from, BM_FREED, m->page,
+			     (m->value & 0xffff) | (uint64_t)(uint32_t)-e << 32);
+		return e ? -EPROTO : r;
+	case BM_FREED:
+		/* we give back only what we have: a refusal is a lie */
+		sl = asked(from, m->value, S_FREE);
+		if (!sl || status || m->page != sl->page)
+			return -EPROTO;
+		sl->ready = true;
+		return 0;
+	}
+	return -EPROTO;
+}
+
 static int on_msg(unsigned int from, const struct bm_msg *m)
 {
 	struct coh_out out = { 0 };
@@ -285,11 +416,16 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 		n.peer[from].done = true;
 		return 0;
 	}
+	if (m->type >= BM_ALLOC)
+		return on_alloc_msg(from, m);
 	if (m->page >= n.pages)
 		return -EPROTO;
 	if (home_of(m->page) == n.id) {
 		struct coh_home *h = &n.home[m->page];
 
+		/* -K: a page is read and written by the node that has it */
+		if (n.dht && m->type != COH_M_ACK && n.ga.by[m->page] != from + 1)
+			return -EPROTO;
 		if (m->type == COH_M_READ)
 			r = coh_home_read(h, from, &v, &out);
 		else if (m->type == COH_M_WRITE)
@@ -338,6 +474,24 @@ static int established(unsigned int i, uint32_t conn)
 	return r;
 }
 
+/* Whether an operation of ours waits for an answer of node @i. */
+static bool waits_on(unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < n.inflight; k++) {
+		const struct slot *sl = &n.slot[k];
+
+		if (!sl->busy || sl->ready)
+			continue;
+		if ((sl->step == S_ALLOC || sl->step == S_FREE) && sl->peer == i)
+			return true;
+		if (in_protocol(sl) && home_of(sl->page) == i)
+			return true;
+	}
+	return false;
+}
+
 static int handle_cqe(const struct mrrc_cqe *e)
 {
 	unsigned int peer = e->wr_id >> 32, kind = e->wr_id >> 16 & 0xffff,
@@ -369,9 +523,13 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		case MRRC_EVENT_ESTABLISHED:
 			return established(i, e->conn);
 		case MRRC_EVENT_DISCONNECTED:
-			/* the end, once it said it was done; an error before */
+			/*
+			 * The end, once it said it was done, unless we still
+			 * wait for it (a peer leaves after everyone's DONE);
+			 * an error before.
+			 */
 			if (n.peer[i].done)
-				return 0;
+				return waits_on(i) ? -EPROTO : 0;
 			/* fallthrough */
 		default:
 			fprintf(stderr, PROG ": node %u: node %u's connection: event %u (%s)\n",
@@ -407,39 +565,307 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	return r ?: on_msg(peer, &m);
 }
 
+/* A read or a write of @page for @sl (a write of @v, unique). */
+static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
+{
+	struct coh_out out = { 0 };
+	int r;
+
+	sl->write = write;
+	sl->page = page;
+	sl->value = write ? v : 0;
+	sl->inv = now_ns();
+	sl->ready = false;
+	if (home_of(page) == n.id)
+		r = write ? coh_home_write(&n.home[page], n.id, v, &out) :
+			    coh_home_read(&n.home[page], n.id, &v, &out);
+	else
+		r = write ? coh_cache_write(&n.cache[page], v, &out) :
+			    coh_cache_read(&n.cache[page], &v, &out);
+	if (r < 0)
+		return r;
+	if (r == 1)
+		finish(sl, v);
+	return emit(page, &out);
+}
+
+/* Unique over the cluster, never the initial 0. */
+static uint64_t new_value(void)
+{
+	return (uint64_t)(n.id + 1) << 40 | ++n.next_value;
+}
+
+/*
+ * -X: what a lying node sends node 0 (which must stop with EPROTO): an
+ * ALLOCATED nobody asked for, a FREED nobody asked for, a FREE of a page
+ * it does not have, a WRITE of a page it does not have (all with -K), an
+ * ALLOC without -K.
+ */
+#define FORGE_KINDS 5u
+static int forge(unsigned int kind)
+{
+	static const uint8_t type[FORGE_KINDS] = {
+		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC };
+	uint64_t value = kind == 4 ? new_value() : 0;
+
+	return send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
+}
+
+static struct slot *free_slot(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < n.inflight; i++)
+		if (!n.slot[i].busy)
+			return &n.slot[i];
+	return NULL;
+}
+
 /* A new read or write on a free slot; -EBUSY if none could start. */
 static int start_op(void)
 {
-	unsigned int i, p = rand_r(&n.seed) % n.pages;
+	unsigned int p = rand_r(&n.seed) % n.pages;
 	bool write = (unsigned int)(rand_r(&n.seed) % 100) < n.write_pct;
-	struct coh_out out = { 0 };
-	struct slot *sl;
-	uint64_t v = 0;
+	struct slot *sl = free_slot();
 	int r;
 
-	for (i = 0; i < n.inflight && n.slot[i].busy; i++)
-		;
-	if (i == n.inflight)
+	if (!sl)
 		return -EBUSY;
-	sl = &n.slot[i];
-	/* unique over the cluster, never the initial 0 */
-	if (write)
-		v = (uint64_t)(n.id + 1) << 40 | ++n.next_value;
-	*sl = (struct slot){ .busy = true, .write = write, .page = p, .value = v,
-			     .inv = now_ns() };
-	if (home_of(p) == n.id)
-		r = write ? coh_home_write(&n.home[p], n.id, v, &out) :
-			    coh_home_read(&n.home[p], n.id, &v, &out);
-	else
-		r = write ? coh_cache_write(&n.cache[p], v, &out) :
-			    coh_cache_read(&n.cache[p], &v, &out);
-	if (r < 0) {
+	*sl = (struct slot){ .busy = true, .step = S_RW };
+	r = issue(sl, write, p, write ? new_value() : 0);
+	if (r < 0)
 		sl->busy = false;
-		return r;
+	return r;
+}
+
+/* Random operations on every free slot, up to -o of them. */
+static int start_ops(void)
+{
+	unsigned long busy;
+	unsigned int i;
+	int r;
+
+	for (;;) {
+		for (i = 0, busy = 0; i < n.inflight; i++)
+			busy += n.slot[i].busy;
+		if (n.completed + busy >= n.ops)
+			return 0;
+		r = start_op();
+		if (r)
+			return r == -EBUSY ? 0 : r;
 	}
-	if (r == 1)
-		record(sl, v);
-	return emit(p, &out);
+}
+
+/* The node after @i, not this one. */
+static unsigned int next_peer(unsigned int i)
+{
+	i = (i + 1) % n.nodes;
+	return i == n.id ? (i + 1) % n.nodes : i;
+}
+
+/*
+ * Malloc for @sl: a page of ours; else one of the node that lent the
+ * last, then of the ones after it, each asked once.
+ */
+static int dht_malloc(struct slot *sl)
+{
+	unsigned int page;
+
+	sl->step = S_ALLOC;
+	if (!sl->tries && !galloc_take(&n.ga, n.id, &page)) {
+		sl->page = page;
+		sl->got = 0;
+		sl->ready = true;
+		return 0;
+	}
+	if (sl->tries + 1 >= n.nodes) {
+		fprintf(stderr, PROG ": node %u: Malloc: no node has a free page\n", n.id);
+		return -ENOMEM;
+	}
+	sl->peer = sl->tries ? next_peer(sl->peer) : n.hint;
+	sl->tries++;
+	sl->ready = false;
+	return send_msg(sl->peer, BM_ALLOC, 0, sl - n.slot);
+}
+
+/* Key number @k: scattered over 64 bits, different at every node. */
+static uint64_t key_of(unsigned int k)
+{
+	uint64_t z = ((uint64_t)n.id << 32 | k) + 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int *dht_chain(uint64_t key)
+{
+	return &n.bucket[(key * 0x9e3779b97f4a7c15ull >> 32) % n.nbuckets];
+}
+
+/* The entry of @key in the table, or NULL. */
+static struct dht_entry *dht_find(uint64_t key)
+{
+	int i;
+
+	for (i = *dht_chain(key); i >= 0; i = n.ent[i].next)
+		if (n.ent[i].key == key)
+			return &n.ent[i];
+	return NULL;
+}
+
+static void dht_insert(unsigned int k, unsigned int page, uint64_t value)
+{
+	struct dht_entry *e = &n.ent[k];
+	int *head = dht_chain(key_of(k));
+
+	*e = (struct dht_entry){ .key = key_of(k), .value = value, .page = page,
+				 .next = *head, .in = true };
+	*head = (int)k;
+}
+
+static void dht_erase(unsigned int k)
+{
+	int *link = dht_chain(n.ent[k].key);
+
+	while (*link != (int)k)
+		link = &n.ent[*link].next;
+	*link = n.ent[k].next;
+	n.ent[k].in = false;
+}
+
+static void key_done(struct slot *sl)
+{
+	sl->busy = false;
+	n.keys_done++;
+	n.completed++;
+}
+
+/* The step after the one @sl finished. */
+static int dht_next(struct slot *sl)
+{
+	unsigned int page = sl->page, k = sl->key;
+	int r;
+
+	switch (sl->step) {
+	case S_ALLOC:
+		if (sl->got == ENOMEM)		/* that node had none: the next */
+			return dht_malloc(sl);
+		log_op(page, K_MALLOC, 0, sl->op_inv);
+		n.held[page] = true;
+		if (home_of(page) == n.id)
+			n.local_keys++;
+		else
+			n.hint = sl->peer;
+		sl->step = S_WRITE;
+		return issue(sl, true, page, new_value());
+	case S_WRITE:
+		/* Insert: the value is written, the key goes in */
+		if (n.phase == P_INSERT)
+			dht_insert(k, page, sl->value);
+		else
+			n.ent[k].value = sl->value;
+		key_done(sl);
+		return 0;
+	case S_READ:
+		if (sl->got != n.ent[k].value) {
+			fprintf(stderr, PROG ": node %u: key %u (page %u) holds %llu, not %llu\n",
+				n.id, k, page, (unsigned long long)sl->got,
+				(unsigned long long)n.ent[k].value);
+			return -EIO;
+		}
+		key_done(sl);
+		return 0;
+	case S_TOMB:
+		/* every copy invalidated: the page goes back to its home */
+		if (home_of(page) != n.id) {
+			/*
+			 * Our copy of what we wrote goes too: after the FREE
+			 * the page is not ours (an INVALIDATE that comes for
+			 * it later is still acknowledged).
+			 */
+			n.cache[page].state = COH_INVALID;
+			sl->step = S_FREE;
+			sl->peer = home_of(page);
+			sl->ready = false;
+			return send_msg(sl->peer, BM_FREE, page, sl - n.slot);
+		}
+		r = galloc_give(&n.ga, n.id, page);
+		if (r)
+			return r;
+		/* fallthrough */
+	case S_FREE:
+		log_op(page, K_FREE, 0, sl->op_inv);
+		n.held[page] = false;
+		dht_erase(k);
+		key_done(sl);
+		return 0;
+	}
+	return -EPROTO;
+}
+
+/* Key @k's operation of this phase, on @sl. */
+static int dht_start(struct slot *sl, unsigned int k)
+{
+	struct dht_entry *e = NULL;
+
+	*sl = (struct slot){ .busy = true, .key = k, .op_inv = now_ns() };
+	if (n.phase == P_INSERT)
+		return dht_malloc(sl);
+	e = dht_find(key_of(k));
+	if (!e || e != &n.ent[k]) {
+		fprintf(stderr, PROG ": node %u: key %u is not in the table\n", n.id, k);
+		return -EIO;
+	}
+	switch (n.phase) {
+	case P_LOOKUP:
+	case P_LOOKUP2:
+		sl->step = S_READ;
+		return issue(sl, false, e->page, 0);
+	case P_UPDATE:
+		sl->step = S_WRITE;
+		return issue(sl, true, e->page, new_value());
+	case P_ERASE:
+		/* Free: a write first, which invalidates every copy */
+		sl->step = S_TOMB;
+		return issue(sl, true, e->page, new_value());
+	}
+	return -EPROTO;
+}
+
+/*
+ * The hash table: every slot whose step is over takes its next, free
+ * slots take the phase's next keys, and a phase whose keys are all done
+ * gives way to the next; until nothing more can go without an answer.
+ */
+static int dht_run(void)
+{
+	bool more = true;
+	unsigned int i;
+	struct slot *sl;
+	int r = 0;
+
+	while (!r && more && n.phase < P_END) {
+		more = false;
+		for (i = 0; !r && i < n.inflight; i++) {
+			if (n.slot[i].busy && n.slot[i].ready) {
+				r = dht_next(&n.slot[i]);
+				more = true;
+			}
+		}
+		while (!r && n.next_key < n.keys && (sl = free_slot())) {
+			r = dht_start(sl, n.next_key++);
+			more = true;
+		}
+		if (!r && n.keys_done == n.keys) {
+			n.phase_ns[n.phase] = now_ns() - n.phase_ns[n.phase];
+			if (++n.phase < P_END)
+				n.phase_ns[n.phase] = now_ns();
+			n.next_key = n.keys_done = 0;
+			more = true;
+		}
+	}
+	return r;
 }
 
 static bool all(bool (*pred)(const struct peer *))
@@ -486,13 +912,18 @@ static int write_history(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u\n",
-		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.write_pct);
+	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u\n",
+		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.dht ? 0 : n.write_pct,
+		n.keys);
 	for (i = 0; i < n.nhist; i++)
-		fprintf(f, "%u %d %llu %llu %llu\n", n.hist[i].page,
-			n.hist[i].op.write, (unsigned long long)n.hist[i].op.value,
+		fprintf(f, "%u %u %llu %llu %llu\n", n.hist[i].page,
+			n.hist[i].kind, (unsigned long long)n.hist[i].op.value,
 			(unsigned long long)n.hist[i].op.inv,
 			(unsigned long long)n.hist[i].op.res);
+	if (ferror(f)) {
+		fclose(f);
+		return -EIO;
+	}
 	return fclose(f) ? -errno : 0;
 }
 
@@ -507,10 +938,10 @@ static int cmd_node(int argc, char **argv)
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:L")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
-		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 2, COH_NODES_MAX); break;
+		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
 		case 'a': addr = optarg; break;
 		case 'A': peers = optarg; break;
 		case 'p': port = bench_opt_u64(PROG, "-p", optarg, 1, 65535 - COH_NODES_MAX * COH_NODES_MAX); break;
@@ -522,19 +953,36 @@ static int cmd_node(int argc, char **argv)
 		case 'H': out = optarg; break;
 		case 'd': dev = optarg; break;
 		case 'L': n.lie = true; break;
+		case 'K':
+			n.keys = bench_opt_u64(PROG, "-K", optarg, 0, PAGES_MAX);
+			n.dht = true;
+			break;
+		case 'X': n.forge = bench_opt_u64(PROG, "-X", optarg, 1, FORGE_KINDS); break;
 		default: return 2;
 		}
 	}
 	if (!addr || optind != argc || n.id >= n.nodes) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
-			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n");
+			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
+			"  [-K KEYS] [-X FORGERY]\n");
 		return 2;
 	}
+	bench_init(PROG, dev);
 	n.seed ^= n.id * 2654435761u;
 	n.home = calloc(n.pages, sizeof(*n.home));
 	n.cache = calloc(n.pages, sizeof(*n.cache));
-	if (!n.home || !n.cache)
+	n.nbuckets = n.keys / 4 + 1;
+	n.ent = calloc(n.keys ? n.keys : 1, sizeof(*n.ent));
+	n.bucket = malloc(n.nbuckets * sizeof(*n.bucket));
+	n.held = calloc(n.pages, sizeof(*n.held));
+	n.hint = (n.id + 1) % n.nodes;
+	if (!n.home || !n.cache || !n.ent || !n.bucket || !n.held ||
+	    galloc_init(&n.ga, n.id, n.nodes, n.pages)) {
+		fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 		return 1;
+	}
+	for (i = 0; i < n.nbuckets; i++)
+		n.bucket[i] = -1;
 	for (i = 0; i < n.pages; i++) {
 		coh_home_init(&n.home[i], n.id, n.nodes, 0);
 		coh_cache_init(&n.cache[i], n.id, home_of(i));
@@ -578,23 +1026,16 @@ static int cmd_node(int argc, char **argv)
 	for (i = n.id + 1; i < n.nodes; i++)
 		mrrc_destroy(n.fd, n.peer[i].listener);
 	fprintf(stderr, PROG ": node %u: connected to %u nodes\n", n.id, n.nodes - 1);
+	if (n.forge && n.id) {
+		r = forge(n.forge);
+		fprintf(stderr, PROG ": node %u: sent node 0 a forgery (%u)\n", n.id, n.forge);
+	}
 	t0 = now_ns();
+	n.phase_ns[P_INSERT] = t0;
 	/* the workload, then serving the others until they are done too */
 	while (!r && !(sent_done && all(is_done))) {
-		for (;;) {	/* start what may start */
-			unsigned long busy = 0;
-
-			for (i = 0; i < n.inflight; i++)
-				busy += n.slot[i].busy;
-			if (n.completed + busy >= n.ops)
-				break;
-			r = start_op();
-			if (r) {
-				r = r == -EBUSY ? 0 : r;
-				break;
-			}
-		}
-		if (!r && !sent_done && n.completed >= n.ops) {
+		r = n.dht ? dht_run() : start_ops();
+		if (!r && !sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
 			for (i = 0; !r && i < n.nodes; i++)
 				if (i != n.id)
 					r = send_msg(i, BM_DONE, 0, 0);
@@ -622,6 +1063,22 @@ static int cmd_node(int argc, char **argv)
 	fprintf(stderr, PROG ": node %u: %lu operations in %.2f s, %lu messages sent, %lu received%s\n",
 		n.id, n.completed, (now_ns() - t0) / 1e9, n.sent, n.received,
 		n.lie ? " (lying)" : "");
+	if (n.dht)
+		fprintf(stderr, PROG ": node %u: pages lent to others: %lu, refused them: %lu\n",
+			n.id, n.lent, n.refused);
+	if (n.dht && n.keys) {
+		fprintf(stderr, PROG ": node %u: hash table of %u keys, %u of them in its own memory\n",
+			n.id, n.keys, n.local_keys);
+		for (i = 0; i < P_END; i++) {
+			printf("{\"bench\":\"bm\",\"metric\":\"dht_throughput_ops\",\"value\":%.6g,"
+			       "\"unit\":\"ops/s\",\"phase\":\"%s\",\"nodes\":%u,\"node\":%u,"
+			       "\"keys\":%u,\"pages\":%u,\"inflight\":%u,\"local_keys\":%u",
+			       n.keys * 1e9 / (double)(n.phase_ns[i] ? n.phase_ns[i] : 1),
+			       phase_name[i], n.nodes, n.id, n.keys, n.pages, n.inflight,
+			       n.local_keys);
+			bench_json_end(stdout);
+		}
+	}
 	if (out) {
 		r = write_history(out);
 		if (r) {
@@ -637,6 +1094,10 @@ static int cmd_node(int argc, char **argv)
 	}
 	free(n.home);
 	free(n.cache);
+	free(n.ent);
+	free(n.bucket);
+	free(n.held);
+	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;
 }
@@ -647,7 +1108,7 @@ static int cmd_check(int argc, char **argv)
 {
 	unsigned int pages = 0, nodes = 0, node, nn, np, page, files = 0, i;
 	struct lin_op **ops = NULL;
-	size_t *nops = NULL, *cap = NULL, total = 0, cnt;
+	size_t *nops = NULL, *cap = NULL, total = 0, cnt, lines;
 	unsigned long bad = 0;
 	unsigned long long v, a, b;
 	char line[256], why[256];
@@ -674,12 +1135,14 @@ static int cmd_check(int argc, char **argv)
 				return 1;
 		}
 		files++;
-		while (fgets(line, sizeof(line), f)) {
+		for (lines = 0; fgets(line, sizeof(line), f); lines++) {
 			if (sscanf(line, "%u %d %llu %llu %llu", &page, &w, &v, &a, &b) != 5 ||
-			    page >= pages || (w != 0 && w != 1)) {
+			    page >= pages || w < 0 || w >= K_KINDS) {
 				fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
 				return 2;
 			}
+			if (w == K_MALLOC || w == K_FREE)	/* not reads or writes */
+				continue;
 			if (nops[page] == cap[page]) {
 				cap[page] = cap[page] ? cap[page] * 2 : 4096;
 				ops[page] = realloc(ops[page], cap[page] * sizeof(**ops));
@@ -691,6 +1154,11 @@ static int cmd_check(int argc, char **argv)
 			total++;
 		}
 		fclose(f);
+		if (lines != cnt) {
+			fprintf(stderr, PROG ": %s: %zu operations, not %zu: cut short\n",
+				argv[k], lines, cnt);
+			return 2;
+		}
 	}
 	if (!files) {
 		fprintf(stderr, "usage: " PROG " check HISTORY...\n");
@@ -730,15 +1198,18 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * bm lat HISTORY...: how long the operations of the histories took, by
- * kind (read, write) and by where the page's home was (local: the node
- * that ran the operation, remote: another), as the paper's §6.1 reports
- * Read and Write: metrics op_mean_us, op_p50_us, op_p99_us and op_count.
+ * kind (read, write, malloc, free) and by where the page's home was
+ * (local: the node that ran the operation, remote: another), as the
+ * paper's §6.1 reports them: metrics op_mean_us, op_p50_us, op_p99_us
+ * and op_count.
  */
 static int cmd_lat(int argc, char **argv)
 {
-	struct { uint64_t *v; size_t n, cap; } g[2][2] = { 0 };
+	struct { uint64_t *v; size_t n, cap; } g[K_KINDS][2] = { 0 };
 	unsigned int node, nn, np, page, files = 0, w, l;
-	unsigned int inflight = 0, wpct = 0, kk, ww;
+	unsigned int inflight = 0, wpct = 0, keys = 0, kk, ww, kx = 0;
+	unsigned int nodes = 0, pages = 0;
+	size_t lines;
 	unsigned long long v, a, b;
 	char line[256];
 	size_t cnt;
@@ -751,25 +1222,28 @@ static int cmd_lat(int argc, char **argv)
 		if (!f || !fgets(line, sizeof(line), f) ||
 		    sscanf(line, "# bm-history 1 node %u nodes %u pages %u ops %zu",
 			   &node, &nn, &np, &cnt) != 4 || !nn || node >= nn ||
-		    !np || np > PAGES_MAX) {
-			fprintf(stderr, PROG ": %s: not a history\n", argv[k]);
+		    !np || np > PAGES_MAX || (files && (nn != nodes || np != pages))) {
+			fprintf(stderr, PROG ": %s: not a history of this cluster\n", argv[k]);
 			if (f)
 				fclose(f);
 			r = 2;
 			break;
 		}
 		/* what the nodes ran with, if the history says (the first's) */
-		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %u write_pct %u",
-			   &kk, &ww) == 2 && !files) {
+		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %u write_pct %u keys %u",
+			   &kk, &ww, &kx) >= 2 && !files) {
 			inflight = kk;
 			wpct = ww;
+			keys = kx;
 		}
+		nodes = nn;
+		pages = np;
 		files++;
-		while (fgets(line, sizeof(line), f)) {
+		for (lines = 0; fgets(line, sizeof(line), f); lines++) {
 			void *nv;
 
 			if (sscanf(line, "%u %u %llu %llu %llu", &page, &w, &v, &a, &b) != 5 ||
-			    page >= np || w > 1 || b < a) {
+			    page >= np || w >= K_KINDS || b < a) {
 				fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
 				r = 2;
 				break;
@@ -787,17 +1261,23 @@ static int cmd_lat(int argc, char **argv)
 			g[w][l].v[g[w][l].n++] = b - a;
 		}
 		fclose(f);
+		if (!r && lines != cnt) {
+			fprintf(stderr, PROG ": %s: %zu operations, not %zu: cut short\n",
+				argv[k], lines, cnt);
+			r = 2;
+		}
 	}
 	if (!r && !files) {
 		fprintf(stderr, "usage: " PROG " lat HISTORY...\n");
 		r = 2;
 	}
-	for (w = 0; w < 2; w++) {
+	for (w = 0; w < K_KINDS; w++) {
 		for (l = 0; l < 2; l++) {
 			static const char *const metric[] = {
 				"op_count", "op_mean_us", "op_p50_us", "op_p99_us" };
-			uint64_t *x = g[w][l].v, sum = 0;
+			uint64_t *x = g[w][l].v;
 			size_t nx = g[w][l].n, i, m;
+			long double sum = 0;
 			double val;
 
 			if (r || !nx)
@@ -807,15 +1287,15 @@ static int cmd_lat(int argc, char **argv)
 				sum += x[i];
 			for (m = 0; m < 4; m++) {
 				val = m == 0 ? (double)nx :
-				      m == 1 ? (double)sum / (double)nx / 1e3 :
+				      m == 1 ? (double)(sum / nx) / 1e3 :
 				      m == 2 ? (double)x[(nx + 1) / 2 - 1] / 1e3 :
 				      (double)x[(nx * 99 + 99) / 100 - 1] / 1e3;
 				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"
-				       "\"write_pct\":%u", metric[m], val, m ? "us" : "ops",
-				       w ? "write" : "read", l ? "local" : "remote", nn, np, files,
-				       inflight, wpct);
+				       "\"write_pct\":%u,\"keys\":%u", metric[m], val,
+				       m ? "us" : "ops", kind_name[w], l ? "local" : "remote",
+				       nodes, pages, files, inflight, wpct, keys);
 				bench_json_end(stdout);
 			}
 next:

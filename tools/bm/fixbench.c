@@ -264,20 +264,30 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 	return err;
 }
 
-/* After a flush, every page in the tier is what the run last wrote. */
+/* After a flush, every page in the tier is what the run last wrote, whole. */
 static int verify_tier(struct run *r)
 {
-	uint8_t *buf = malloc(r->page_size);
+	uint8_t *buf = malloc(r->page_size), *want = malloc(r->page_size);
 	uint64_t i;
 	int err = 0;
 
-	if (!buf)
-		return -ENOMEM;
+	if (!buf || !want) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < r->pages && !err; i++) {
 		err = tier_read(r, i, buf);
-		if (!err && !page_ok(r, buf, i))
+		if (err || !page_ok(r, buf, i))
+			err = err ?: -EIO;
+		page_fill(want, r->page_size, i, r->version[i]);
+		if (!err && memcmp(buf, want, r->page_size)) {
+			fprintf(stderr, PROG ": page %" PRIu64 ": its bytes are not what was written\n",
+				i);
 			err = -EIO;
+		}
 	}
+out:
+	free(want);
 	free(buf);
 	return err;
 }
@@ -305,6 +315,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
+		"  (FILE is created, or emptied: it holds the run's pages)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
 		"              [-o OPS] [-s SEED] [-K FS_NAME] [-L]\n");
 	exit(2);
@@ -414,8 +425,10 @@ int cmd_fix(int argc, char **argv)
 		}
 	}
 	err = bm_pool_create(&pool, r.frames, r.page_size, &tier);
-	if (err)
+	if (err) {
+		fprintf(stderr, PROG ": a pool of %u frames: %s\n", r.frames, strerror(-err));
 		goto out;
+	}
 	err = run_load(&r, pool, lat, &elapsed);
 	if (!err)
 		err = bm_flush(pool);
@@ -430,8 +443,10 @@ int cmd_fix(int argc, char **argv)
 		sum += lat[i];
 	qsort(lat, r.ops, sizeof(*lat), cmp_u64);
 	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages: %" PRIu64
-		" FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s\n", r.tier, r.fs,
-		r.frames, r.pages, r.ops, st.hits, st.writebacks, (double)elapsed / 1e9);
+		" FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s; the tier read %"
+		PRIu64 " pages, wrote %" PRIu64 " (the check's included)\n", r.tier, r.fs,
+		r.frames, r.pages, r.ops, st.hits, st.writebacks, (double)elapsed / 1e9,
+		r.tier_reads, r.tier_writes);
 	emit(&r, "throughput_ops", (double)r.ops * 1e9 / (double)elapsed, "ops/s");
 	emit(&r, "fix_p99_us", (double)lat[(r.ops * 99 + 99) / 100 - 1] / 1e3, "us");
 	emit(&r, "fix_p50_us", (double)lat[(r.ops + 1) / 2 - 1] / 1e3, "us");

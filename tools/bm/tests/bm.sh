@@ -16,6 +16,7 @@ ops=${BM_OPS:-3000}
 pages=${BM_PAGES:-8}
 mkdir -p "$out"
 n=0 rc=0
+trap 'kill $(jobs -p) 2> /dev/null' EXIT
 tap() {	# tap DESC COMMAND...
 	desc=$1
 	shift
@@ -29,22 +30,25 @@ tap() {	# tap DESC COMMAND...
 	sed 's/^/# /' "$out/bm.$n.log"
 }
 
-# cluster NAME PORT [NODE1_OPTIONS]: three nodes, started in order (each
-# connects to the ones before it), all must exit 0.
-cluster() {
-	name=$1 port=$2 extra=${3:-}
+# nodes NAME PORT OPTIONS0 OPTIONS1 OPTIONS2: three nodes with these
+# options (split on blanks), started in order (each connects to the ones
+# before it); 0 if all three exit 0.  History NAME.I.hist, stdout
+# NAME.I.json, stderr NAME.I.log.
+nodes() {
+	name=$1 port=$2
+	shift 2
 	pids=
 	for i in 0 1 2; do
-		opt=
-		[ $i = 1 ] && opt=$extra
-		"$b/bm" node -i $i -n 3 -a $addr -p "$port" -P "$pages" -k 4 \
-			-o "$ops" -s 7 -H "$out/$name.$i.hist" $opt \
+		eval "opt=\${$((i + 1))}"
+		# shellcheck disable=SC2086	# (options, split on purpose)
+		"$b/bm" node -i $i -n 3 -a $addr -p "$port" -k 4 $opt \
+			-H "$out/$name.$i.hist" > "$out/$name.$i.json" \
 			2> "$out/$name.$i.log" &
 		pids="$pids $!"
 		k=0
 		until grep -q listening "$out/$name.$i.log" 2> /dev/null; do
 			k=$((k + 1))
-			[ $k -lt 100 ] || return 1
+			[ $k -lt 100 ] || { kill $pids; return 1; }
 			sleep 0.1
 		done
 	done
@@ -54,6 +58,11 @@ cluster() {
 	done
 	cat "$out/$name".?.log
 	return $st
+}
+# cluster NAME PORT [NODE1_OPTIONS]: random reads and writes
+cluster() {
+	o="-P $pages -o $ops -s 7"
+	nodes "$1" "$2" "$o" "$o ${3:-}" "$o"
 }
 tap "three nodes run $ops operations each over the module" cluster good 7900
 tap "every page's history is linearizable" \
@@ -65,10 +74,83 @@ lied() {
 	[ $? = 1 ]
 }
 tap "a node that acknowledges invalidations but keeps its copy is caught" lied
-tap "a history that is not one is refused" sh -c "
-	echo '# bm-history 1 node 0 nodes 3 pages 8 ops 1' > $out/bad.hist &&
-	echo '9 1 5 1 2' >> $out/bad.hist &&
-	! $b/bm check $out/bad.hist && ! $b/bm check /nonexistent && ! $b/bm check"
+status() {	# status WANT COMMAND...: the command exits with WANT
+	want=$1
+	shift
+	"$@" > /dev/null 2>&1
+	[ $? = "$want" ] || { echo "$*: not exit status $want"; return 1; }
+}
+bad_histories() {
+	printf '%s\n' '# bm-history 1 node 0 nodes 3 pages 8 ops 1' '9 1 5 1 2' \
+		> "$out/bad.hist" &&
+	printf '%s\n' '# bm-history 1 node 0 nodes 3 pages 8 ops 2' '1 1 5 1 2' \
+		> "$out/short.hist" &&
+	status 2 "$b/bm" check "$out/bad.hist" &&
+	status 2 "$b/bm" check "$out/short.hist" &&
+	status 2 "$b/bm" lat "$out/short.hist" &&
+	status 2 "$b/bm" check /nonexistent &&
+	status 2 "$b/bm" check
+}
+tap "a history that is not one, or cut short, is refused" bad_histories
+
+# The hash table (-K): every node an access node with a table of its own
+# whose values are Malloc'd in the global memory; node 0 has more keys
+# than pages of its own, so its values spill to the others' memory.
+# Every lookup is checked against the last write (in bm node), every
+# page's history for linearizability (Free writes the page first), and
+# Malloc and Free went to other nodes.
+# dht NAME PORT PAGES OPTIONS0 OPTIONS1 OPTIONS2 ("-K KEYS ...")
+dht() {
+	name=$1 port=$2 np=$3
+	nodes "$name" "$port" "-P $np $4" "-P $np $5" "-P $np $6"
+}
+dht_spill() {
+	dht dht 8100 96 "-K 60" "-K 20" "-K 10" &&
+	# node 0: 32 pages of its own (the others need none of them), 60 keys
+	grep -q 'node 0: hash table of 60 keys, 32 of them in its own' "$out/dht.0.log" &&
+	[ "$(grep -c '"metric":"dht_throughput_ops"' "$out/dht.0.json")" = 5 ] &&
+	"$b/bm" check "$out"/dht.?.hist &&
+	"$b/bm" lat "$out/dht.0.hist" > "$out/dht.lat" &&
+	grep -q '"op":"malloc","where":"remote"' "$out/dht.lat" &&
+	grep -q '"op":"free","where":"remote"' "$out/dht.lat" &&
+	grep -q '"op":"free","where":"local"' "$out/dht.lat"
+}
+tap "a hash table on the global memory: insert, look up, update, erase; values on other nodes" \
+	dht_spill
+full() {
+	! dht full 8200 24 "-K 30" "-K 0" "-K 0" &&
+	grep -q 'Malloc: no node has a free page' "$out/full.0.log"
+}
+tap "Malloc with every page taken fails cleanly" full
+alone() {
+	"$b/bm" node -i 0 -n 1 -a $addr -p 8300 -P 16 -K 16 -H "$out/one.hist" \
+		> "$out/one.json" 2> "$out/one.log"
+	st=$?
+	cat "$out/one.log"
+	[ $st = 0 ] &&
+	grep -q 'hash table of 16 keys, 16 of them in its own' "$out/one.log" &&
+	"$b/bm" check "$out/one.hist"
+}
+tap "one node alone: every value in its own memory" alone
+# A lying node 1 sends node 0 one forged message; node 0 must stop with
+# EPROTO, not act on it (what node 2 does then does not matter)
+forged() {	# forged KIND PORT OPTIONS...
+	kind=$1 port=$2
+	shift 2
+	dht "forge$kind" "$port" 48 "$*" "$* -X $kind" "$*"
+	[ $? = 1 ] &&
+	grep -q "node 1: sent node 0 a forgery ($kind)" "$out/forge$kind.1.log" &&
+	grep -q 'node 0: Protocol error' "$out/forge$kind.0.log"
+}
+forgeries() {
+	for k in 1 2 3 4; do
+		forged $k $((8500 + k * 10)) -K 8 || return 1
+	done
+	forged 5 8560 -o 200
+}
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K)" \
+	forgeries
+
 
 # The frame pool under load (bm fix), its pages in a file and in a Redy
 # cache: every FIX checks the page against the run's last write to it,
@@ -100,16 +182,27 @@ remote_fix() {
 	fix remote "$out/pages-r.bin" -M 127.0.0.1:7829
 }
 tap "bm fix over a Redy cache (remote memory), none lost" remote_fix
-tap "a tier that drops writes is caught" sh -c "
-	! $b/bm fix -t file -f $out/pages-l.bin -F 32 -x 4 -w 20 -o 5000 -L > /dev/null"
-tap "bm fix refuses bad options" sh -c "
-	! $b/bm fix -f $out/x 2> /dev/null && ! $b/bm fix -t ssd -f $out/x 2> /dev/null &&
-	! $b/bm fix -t file -f $out/x -F 3 2> /dev/null &&
-	! $b/bm fix -t file -f $out/x -w 101 2> /dev/null &&
-	! $b/bm fix -t file -f $out/x -z 1 2> /dev/null &&
-	! $b/bm fix -t remote -f $out/x -M 127.0.0.1:1 2> /dev/null &&
-	! $b/bm fix -t file -f /nonexistent/x 2> /dev/null"
-kill $srv $mgr
+dropped() {
+	"$b/bm" fix -t file -f "$out/pages-l.bin" -F 32 -x 4 -w 20 -o 5000 -L \
+		> /dev/null 2> "$out/dropped.log"
+	st=$?
+	cat "$out/dropped.log"
+	[ $st = 1 ] && grep -q 'expected version' "$out/dropped.log"
+}
+tap "a tier that drops writes is caught" dropped
+refusals() {
+	status 2 "$b/bm" fix -f "$out/x" &&
+	status 2 "$b/bm" fix -t ssd -f "$out/x" &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -F 3 &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -w 101 &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
+	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
+	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 6 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097
+}
+tap "bm fix and bm node refuse bad options" refusals
+kill $srv $mgr 2> /dev/null
 wait $srv $mgr
 echo "1..$n"
 exit $rc
