@@ -49,7 +49,7 @@ pages=${BM_PAGES:-8}
 wpct=${BM_WRITE_PCT:-50}
 out=/tmp/bm-bench
 mkdir -p $out
-trap 'kill $(jobs -p) 2> /dev/null' EXIT
+trap 'kill $(jobs -p) 2> /dev/null || :' EXIT
 # cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT: three nodes,
 # histories in $out/NAME.?.hist
 cluster() {

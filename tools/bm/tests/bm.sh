@@ -16,7 +16,7 @@ ops=${BM_OPS:-3000}
 pages=${BM_PAGES:-8}
 mkdir -p "$out"
 n=0 rc=0
-trap 'kill $(jobs -p) 2> /dev/null' EXIT
+trap 'kill $(jobs -p) 2> /dev/null || :' EXIT
 tap() {	# tap DESC COMMAND...
 	desc=$1
 	shift
