@@ -93,6 +93,7 @@ struct bm_msg {
 
 struct peer {
 	bool connected, requested, done;
+	bool dead;		/* gone before it said it was done */
 	uint32_t conn, listener;
 	struct bm_msg *rbuf;	/* RECV_SLOTS */
 	struct bm_msg *sbuf;	/* SEND_SLOTS */
@@ -141,6 +142,8 @@ static struct node {
 	int fd;
 	bool lie;		/* -L: acknowledge invalidations, keep the copy */
 	unsigned int forge;	/* -X: one forged message to node 0 (tests) */
+	unsigned long die_at;	/* -Z: die after this many operations */
+	unsigned long abandoned;	/* operations a dead home never answers */
 	struct peer peer[COH_NODES_MAX];
 	struct coh_home *home;		/* [pages]: where home == id */
 	struct coh_cache *cache;	/* [pages]: elsewhere */
@@ -236,7 +239,7 @@ static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value
 				  .value = value };
 	struct peer *p = &n.peer[to];
 
-	if (to >= n.nodes || to == n.id || !p->connected)
+	if (to >= n.nodes || to == n.id || !p->connected || p->dead)
 		return -EPROTO;
 	if (p->sends < SEND_SLOTS && !p->on)
 		return post_send(to, &m);
@@ -281,6 +284,21 @@ static void log_op(unsigned int page, unsigned int kind, uint64_t value,
 	n.hist[n.nhist++] = (struct hist){ .page = page, .kind = kind, .op = {
 		.write = kind == K_WRITE, .value = value, .inv = inv,
 		.res = t > inv ? t : inv + 1 } };
+}
+
+/*
+ * The slot's operation will never complete (its node or the page's home
+ * died): a write may or may not have taken effect, so it stays in the
+ * history with no end; a read is dropped.
+ */
+static void abandon(struct slot *sl)
+{
+	if (sl->write && (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_TOMB)) {
+		log_op(sl->page, K_WRITE, sl->value, sl->inv);
+		n.hist[n.nhist - 1].op.res = UINT64_MAX;
+	}
+	sl->busy = false;
+	n.abandoned++;
 }
 
 /* The slot's read or write is over (@value: what a read returned). */
@@ -492,6 +510,44 @@ static bool waits_on(unsigned int i)
 	return false;
 }
 
+/*
+ * Node @i is gone before it said it was done (its connection broke): the
+ * pages homed here forget it (coh_home_node_failed(): what it owed counts
+ * as given, what it asked for is dropped), the operations on pages homed
+ * at it never complete (abandoned), and nothing of it is handled again.
+ * With -K (Malloc and Free) a death is an error: -ECONNRESET.
+ */
+static int peer_failed(unsigned int i)
+{
+	struct peer *pr = &n.peer[i];
+	unsigned int p, k;
+	int r = 0;
+
+	if (n.dht)
+		return -ECONNRESET;
+	if (pr->dead)
+		return 0;
+	pr->dead = pr->done = true;
+	pr->on = pr->sends = 0;		/* what it was sent goes with it */
+	fprintf(stderr, PROG ": node %u: node %u is gone; going on without it\n", n.id, i);
+	for (p = 0; p < n.pages && !r; p++) {
+		if (home_of(p) == n.id) {
+			struct coh_out out = { 0 };
+
+			r = coh_home_node_failed(&n.home[p], i, &out);
+			r = r ?: emit(p, &out);
+		} else if (home_of(p) == i) {
+			bool reading, writing;
+
+			coh_cache_home_failed(&n.cache[p], &reading, &writing);
+			for (k = 0; k < n.inflight; k++)
+				if (n.slot[k].busy && n.slot[k].page == p)
+					abandon(&n.slot[k]);
+		}
+	}
+	return r;
+}
+
 static int handle_cqe(const struct mrrc_cqe *e)
 {
 	unsigned int peer = e->wr_id >> 32, kind = e->wr_id >> 16 & 0xffff,
@@ -534,11 +590,15 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		default:
 			fprintf(stderr, PROG ": node %u: node %u's connection: event %u (%s)\n",
 				n.id, i, e->event, strerror(-e->status));
+			if (n.peer[i].connected && !n.dht)
+				return peer_failed(i);
 			return e->status ? e->status : -ECONNRESET;
 		}
 	}
 	if (peer >= n.nodes || peer == n.id || n.peer[peer].conn != e->conn)
 		return -EPROTO;
+	if (n.peer[peer].dead)		/* what it sent is lost with it */
+		return 0;
 	if (e->status) {
 		/* what a node that is done flushed by leaving */
 		if (n.peer[peer].done) {
@@ -548,7 +608,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		}
 		fprintf(stderr, PROG ": node %u: node %u's connection: %s\n", n.id,
 			peer, strerror(-e->status));
-		return e->status;
+		return n.dht ? e->status : peer_failed(peer);
 	}
 	if (kind == WR_SEND) {
 		if (!n.peer[peer].sends)
@@ -631,6 +691,9 @@ static int start_op(void)
 
 	if (!sl)
 		return -EBUSY;
+	/* not a page whose home is gone (ours is always there) */
+	while (home_of(p) != n.id && n.peer[home_of(p)].dead)
+		p = (p + 1) % n.pages;
 	*sl = (struct slot){ .busy = true, .step = S_RW };
 	r = issue(sl, write, p, write ? new_value() : 0);
 	if (r < 0)
@@ -927,6 +990,27 @@ static int write_history(const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
+/*
+ * -Z: the node dies in the middle of its work, as a crashed one would
+ * (its process ends, and the module tears its connections down; it
+ * never says DONE).  First its history, with the writes in flight left
+ * open (they may or may not take effect), so that the check can account
+ * for what it did.
+ */
+static void die(const char *hist)
+{
+	unsigned int k;
+
+	for (k = 0; k < n.inflight; k++)
+		if (n.slot[k].busy)
+			abandon(&n.slot[k]);
+	if (hist && write_history(hist))
+		fprintf(stderr, PROG ": %s: cannot write the history\n", hist);
+	fprintf(stderr, PROG ": node %u: dying after %lu operations (-Z)\n", n.id,
+		n.completed);
+	_exit(3);
+}
+
 static int cmd_node(int argc, char **argv)
 {
 	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL;
@@ -938,7 +1022,7 @@ static int cmd_node(int argc, char **argv)
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -958,13 +1042,15 @@ static int cmd_node(int argc, char **argv)
 			n.dht = true;
 			break;
 		case 'X': n.forge = bench_opt_u64(PROG, "-X", optarg, 1, FORGE_KINDS); break;
+		case 'Z': n.die_at = bench_opt_u64(PROG, "-Z", optarg, 1, 1ull << 32); break;
 		default: return 2;
 		}
 	}
-	if (!addr || optind != argc || n.id >= n.nodes) {
+	if (!addr || optind != argc || n.id >= n.nodes ||
+	    (n.die_at && (n.dht || n.die_at >= n.ops))) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
-			"  [-K KEYS] [-X FORGERY]\n");
+			"  [-K KEYS] [-X FORGERY] [-Z DIE_AFTER]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -1037,11 +1123,13 @@ static int cmd_node(int argc, char **argv)
 		r = n.dht ? dht_run() : start_ops();
 		if (!r && !sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
 			for (i = 0; !r && i < n.nodes; i++)
-				if (i != n.id)
+				if (i != n.id && !n.peer[i].dead)
 					r = send_msg(i, BM_DONE, 0, 0);
 			sent_done = true;
 		}
 		r = r ?: progress(100);
+		if (!r && n.die_at && n.completed >= n.die_at)
+			die(out);
 		if (n.events != last_count) {
 			last_count = n.events;
 			last_change = now_ns();
@@ -1063,6 +1151,9 @@ static int cmd_node(int argc, char **argv)
 	fprintf(stderr, PROG ": node %u: %lu operations in %.2f s, %lu messages sent, %lu received%s\n",
 		n.id, n.completed, (now_ns() - t0) / 1e9, n.sent, n.received,
 		n.lie ? " (lying)" : "");
+	if (n.abandoned)
+		fprintf(stderr, PROG ": node %u: %lu operations abandoned to a dead node\n",
+			n.id, n.abandoned);
 	if (n.dht)
 		fprintf(stderr, PROG ": node %u: pages lent to others: %lu, refused them: %lu\n",
 			n.id, n.lent, n.refused);
@@ -1248,6 +1339,8 @@ static int cmd_lat(int argc, char **argv)
 				r = 2;
 				break;
 			}
+			if (b == UINT64_MAX)	/* never completed: no latency */
+				continue;
 			l = page % nn == node;
 			if (g[w][l].n == g[w][l].cap) {
 				g[w][l].cap = g[w][l].cap ? 2 * g[w][l].cap : 4096;

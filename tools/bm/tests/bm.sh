@@ -21,6 +21,7 @@ tap() {	# tap DESC COMMAND...
 	desc=$1
 	shift
 	n=$((n + 1))
+	t0=$(date +%s)
 	if "$@" > "$out/bm.$n.log" 2>&1; then
 		echo "ok $n $desc"
 	else
@@ -28,12 +29,13 @@ tap() {	# tap DESC COMMAND...
 		rc=1
 	fi
 	sed 's/^/# /' "$out/bm.$n.log"
+	echo "# ($(($(date +%s) - t0)) s)"
 }
 
 # nodes NAME PORT OPTIONS0 OPTIONS1 OPTIONS2: three nodes with these
 # options (split on blanks), started in order (each connects to the ones
 # before it); 0 if all three exit 0.  History NAME.I.hist, stdout
-# NAME.I.json, stderr NAME.I.log.
+# NAME.I.json, stderr NAME.I.log, exit status NAME.I.status.
 nodes() {
 	name=$1 port=$2
 	shift 2
@@ -52,9 +54,13 @@ nodes() {
 			sleep 0.1
 		done
 	done
-	st=0
+	st=0 i=0
 	for p in $pids; do
-		wait "$p" || st=1
+		wait "$p"
+		s=$?
+		echo $s > "$out/$name.$i.status"
+		[ $s = 0 ] || st=1
+		i=$((i + 1))
 	done
 	cat "$out/$name".?.log
 	return $st
@@ -122,6 +128,21 @@ full() {
 	grep -q 'Malloc: no node has a free page' "$out/full.0.log"
 }
 tap "Malloc with every page taken fails cleanly" full
+# Node 2 dies after 700 of its 2 000 operations, holding copies, owing
+# acknowledgements, with writes in flight (-Z: its process ends, the
+# module tears its connections down); nodes 0 and 1 go on without it, on
+# the pages homed at them, and every page's history, with the writes
+# that never completed left open, stays linearizable.
+died() {
+	o="-P $pages -o 2000 -s 9"
+	nodes died 8700 "$o" "$o" "$o -Z 700"
+	[ "$(cat "$out"/died.?.status | tr '\n' ' ')" = "0 0 3 " ] &&
+	grep -q 'node 2 is gone' "$out/died.0.log" &&
+	grep -q 'node 2 is gone' "$out/died.1.log" &&
+	grep -q 'node 2: dying after' "$out/died.2.log" &&
+	"$b/bm" check "$out"/died.?.hist
+}
+tap "a node that dies: the others go on, every page stays linearizable" died
 alone() {
 	"$b/bm" node -i 0 -n 1 -a $addr -p 8300 -P 16 -K 16 -H "$out/one.hist" \
 		> "$out/one.json" 2> "$out/one.log"
@@ -199,7 +220,9 @@ refusals() {
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 6 &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1
 }
 tap "bm fix and bm node refuse bad options" refusals
 kill $srv $mgr 2> /dev/null
