@@ -143,6 +143,7 @@ static struct node {
 	bool lie;		/* -L: acknowledge invalidations, keep the copy */
 	unsigned int forge;	/* -X: one forged message to node 0 (tests) */
 	unsigned long die_at;	/* -Z: die after this many operations */
+	bool sent_done;		/* our DONE is sent (or queued) */
 	unsigned long abandoned;	/* operations a dead home never answers */
 	struct peer peer[COH_NODES_MAX];
 	struct coh_home *home;		/* [pages]: where home == id */
@@ -351,6 +352,8 @@ static int emit(unsigned int page, const struct coh_out *out)
 		if (m->to == n.id)	/* the home's own write is applied */
 			r = m->type == COH_M_WRITTEN ?
 			    complete(page, true, m->value) : -EPROTO;
+		else if (m->to < n.nodes && n.peer[m->to].dead)
+			r = 0;	/* a dead writer's write applied: nobody to tell */
 		else
 			r = send_msg(m->to, m->type, page, m->value);
 		if (r)
@@ -584,14 +587,25 @@ static int handle_cqe(const struct mrrc_cqe *e)
 			 * wait for it (a peer leaves after everyone's DONE);
 			 * an error before.
 			 */
-			if (n.peer[i].done)
+			/*
+			 * A node leaves only after everyone's DONE, ours
+			 * included: before ours, it died.
+			 */
+			if (n.peer[i].done && n.sent_done)
 				return waits_on(i) ? -EPROTO : 0;
 			/* fallthrough */
-		default:
+		case MRRC_EVENT_ERROR:
+			if (n.peer[i].connected && !n.peer[i].dead && !n.dht) {
+				fprintf(stderr, PROG ": node %u: node %u's connection: event %u (%s)\n",
+					n.id, i, e->event, strerror(-e->status));
+				return peer_failed(i);
+			}
+			/* fallthrough */
+		default:	/* our device going away among them: the end */
+			if (n.peer[i].dead)
+				return 0;
 			fprintf(stderr, PROG ": node %u: node %u's connection: event %u (%s)\n",
 				n.id, i, e->event, strerror(-e->status));
-			if (n.peer[i].connected && !n.dht)
-				return peer_failed(i);
 			return e->status ? e->status : -ECONNRESET;
 		}
 	}
@@ -600,8 +614,8 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	if (n.peer[peer].dead)		/* what it sent is lost with it */
 		return 0;
 	if (e->status) {
-		/* what a node that is done flushed by leaving */
-		if (n.peer[peer].done) {
+		/* what a node that is done flushed by leaving (after our DONE) */
+		if (n.peer[peer].done && (n.sent_done || n.dht)) {
 			if (kind == WR_SEND && n.peer[peer].sends)
 				n.peer[peer].sends--;
 			return 0;
@@ -687,13 +701,19 @@ static int start_op(void)
 	unsigned int p = rand_r(&n.seed) % n.pages;
 	bool write = (unsigned int)(rand_r(&n.seed) % 100) < n.write_pct;
 	struct slot *sl = free_slot();
+	unsigned int k;
 	int r;
 
 	if (!sl)
 		return -EBUSY;
-	/* not a page whose home is gone (ours is always there) */
-	while (home_of(p) != n.id && n.peer[home_of(p)].dead)
+	/* not a page whose home is gone */
+	for (k = 0; home_of(p) != n.id && n.peer[home_of(p)].dead; k++) {
+		if (k == n.pages) {
+			fprintf(stderr, PROG ": node %u: every page's home is gone\n", n.id);
+			return -EHOSTDOWN;
+		}
 		p = (p + 1) % n.pages;
+	}
 	*sl = (struct slot){ .busy = true, .step = S_RW };
 	r = issue(sl, write, p, write ? new_value() : 0);
 	if (r < 0)
@@ -1017,7 +1037,6 @@ static int cmd_node(int argc, char **argv)
 	unsigned int port = 7900, i;
 	uint64_t last_change = now_ns(), last_count = 0, t0, t1;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	bool sent_done = false;
 	int opt, r = 0;
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
@@ -1119,13 +1138,15 @@ static int cmd_node(int argc, char **argv)
 	t0 = now_ns();
 	n.phase_ns[P_INSERT] = t0;
 	/* the workload, then serving the others until they are done too */
-	while (!r && !(sent_done && all(is_done))) {
+	while (!r && !(n.sent_done && all(is_done))) {
 		r = n.dht ? dht_run() : start_ops();
-		if (!r && !sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
+		if (!r && n.die_at && n.completed >= n.die_at)
+			die(out);
+		if (!r && !n.sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
 			for (i = 0; !r && i < n.nodes; i++)
 				if (i != n.id && !n.peer[i].dead)
 					r = send_msg(i, BM_DONE, 0, 0);
-			sent_done = true;
+			n.sent_done = true;
 		}
 		r = r ?: progress(100);
 		if (!r && n.die_at && n.completed >= n.die_at)
