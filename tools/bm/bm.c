@@ -167,14 +167,6 @@ static struct node {
 	unsigned long sent, received, lies, events;
 } n;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 static unsigned int home_of(unsigned int page)
 {
 	return page % n.nodes;
@@ -280,7 +272,7 @@ static void log_op(unsigned int page, unsigned int kind, uint64_t value,
 		}
 		n.hist = h;
 	}
-	t = now_ns();
+	t = bm_now_ns();
 	/* a hit may take less than the clock's tick: it did end after it began */
 	n.hist[n.nhist++] = (struct hist){ .page = page, .kind = kind, .op = {
 		.write = kind == K_WRITE, .value = value, .inv = inv,
@@ -648,7 +640,7 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 	sl->write = write;
 	sl->page = page;
 	sl->value = write ? v : 0;
-	sl->inv = now_ns();
+	sl->inv = bm_now_ns();
 	sl->ready = false;
 	if (home_of(page) == n.id)
 		r = write ? coh_home_write(&n.home[page], n.id, v, &out) :
@@ -774,11 +766,7 @@ static int dht_malloc(struct slot *sl)
 /* Key number @k: scattered over 64 bits, different at every node. */
 static uint64_t key_of(unsigned int k)
 {
-	uint64_t z = ((uint64_t)n.id << 32 | k) + 0x9e3779b97f4a7c15ull;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return bm_mix64(((uint64_t)n.id << 32 | k) + 0x9e3779b97f4a7c15ull);
 }
 
 static int *dht_chain(uint64_t key)
@@ -892,7 +880,7 @@ static int dht_start(struct slot *sl, unsigned int k)
 {
 	struct dht_entry *e = NULL;
 
-	*sl = (struct slot){ .busy = true, .key = k, .op_inv = now_ns() };
+	*sl = (struct slot){ .busy = true, .key = k, .op_inv = bm_now_ns() };
 	if (n.phase == P_INSERT)
 		return dht_malloc(sl);
 	e = dht_find(key_of(k));
@@ -941,9 +929,9 @@ static int dht_run(void)
 			more = true;
 		}
 		if (!r && n.keys_done == n.keys) {
-			n.phase_ns[n.phase] = now_ns() - n.phase_ns[n.phase];
+			n.phase_ns[n.phase] = bm_now_ns() - n.phase_ns[n.phase];
 			if (++n.phase < P_END)
-				n.phase_ns[n.phase] = now_ns();
+				n.phase_ns[n.phase] = bm_now_ns();
 			n.next_key = n.keys_done = 0;
 			more = true;
 		}
@@ -1035,7 +1023,7 @@ static int cmd_node(int argc, char **argv)
 {
 	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL;
 	unsigned int port = 7900, i;
-	uint64_t last_change = now_ns(), last_count = 0, t0, t1;
+	uint64_t last_change = bm_now_ns(), last_count = 0, t0, t1;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int opt, r = 0;
 
@@ -1118,9 +1106,9 @@ static int cmd_node(int argc, char **argv)
 				      &n.peer[i].conn);
 		n.peer[i].requested = true;
 	}
-	for (t0 = now_ns(); !r && !all(is_connected);) {
+	for (t0 = bm_now_ns(); !r && !all(is_connected);) {
 		r = progress(100);
-		if (!r && now_ns() - t0 > 30000000000ull)
+		if (!r && bm_now_ns() - t0 > 30000000000ull)
 			r = -ETIMEDOUT;
 	}
 	if (r) {
@@ -1135,7 +1123,7 @@ static int cmd_node(int argc, char **argv)
 		r = forge(n.forge);
 		fprintf(stderr, PROG ": node %u: sent node 0 a forgery (%u)\n", n.id, n.forge);
 	}
-	t0 = now_ns();
+	t0 = bm_now_ns();
 	n.phase_ns[P_INSERT] = t0;
 	/* the workload, then serving the others until they are done too */
 	while (!r && !(n.sent_done && all(is_done))) {
@@ -1153,15 +1141,15 @@ static int cmd_node(int argc, char **argv)
 			die(out);
 		if (n.events != last_count) {
 			last_count = n.events;
-			last_change = now_ns();
-		} else if (now_ns() - last_change > IDLE_LIMIT_NS) {
+			last_change = bm_now_ns();
+		} else if (bm_now_ns() - last_change > IDLE_LIMIT_NS) {
 			r = -ETIMEDOUT;
 		}
 	}
 	/* our last messages (DONE among them) delivered before we go */
-	for (t1 = now_ns(); !r && !all(is_quiet);) {
+	for (t1 = bm_now_ns(); !r && !all(is_quiet);) {
 		r = progress(100);
-		if (!r && now_ns() - t1 > IDLE_LIMIT_NS)
+		if (!r && bm_now_ns() - t1 > IDLE_LIMIT_NS)
 			r = -ETIMEDOUT;
 	}
 	if (r) {
@@ -1170,7 +1158,7 @@ static int cmd_node(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, PROG ": node %u: %lu operations in %.2f s, %lu messages sent, %lu received%s\n",
-		n.id, n.completed, (now_ns() - t0) / 1e9, n.sent, n.received,
+		n.id, n.completed, (bm_now_ns() - t0) / 1e9, n.sent, n.received,
 		n.lie ? " (lying)" : "");
 	if (n.abandoned)
 		fprintf(stderr, PROG ": node %u: %lu operations abandoned to a dead node\n",
@@ -1301,13 +1289,6 @@ static int cmd_check(int argc, char **argv)
 	return r ? r : bad ? 1 : 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * bm lat HISTORY...: how long the operations of the histories took, by
  * kind (read, write, malloc, free) and by where the page's home was
@@ -1396,14 +1377,13 @@ static int cmd_lat(int argc, char **argv)
 
 			if (r || !nx)
 				goto next;
-			qsort(x, nx, sizeof(*x), cmp_u64);
+			qsort(x, nx, sizeof(*x), bm_cmp_u64);
 			for (i = 0; i < nx; i++)
 				sum += x[i];
 			for (m = 0; m < 4; m++) {
 				val = m == 0 ? (double)nx :
 				      m == 1 ? (double)(sum / nx) / 1e3 :
-				      m == 2 ? (double)x[(nx + 1) / 2 - 1] / 1e3 :
-				      (double)x[(nx * 99 + 99) / 100 - 1] / 1e3;
+				      (double)bm_percentile(x, nx, m == 2 ? 50 : 99) / 1e3;
 				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"

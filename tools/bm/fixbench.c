@@ -52,22 +52,10 @@ struct run {
 	bool lose_writes;		/* -L: a tier that drops them (tests) */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* splitmix64: a seeded stream, the same on every machine */
 static uint64_t rnd(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return bm_mix64(*s += 0x9e3779b97f4a7c15ull);
 }
 
 static double rnd01(uint64_t *s)
@@ -206,13 +194,6 @@ out:
 	return err;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		    uint64_t *elapsed)
 {
@@ -233,15 +214,15 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		perm[j] = t;
 	}
 	zipf_init(&z, r->pages, r->theta);
-	t0 = now_ns();
+	t0 = bm_now_ns();
 	for (i = 0; i < r->ops; i++) {
 		uint64_t page = perm[zipf_next(&z, &s)], a;
 		bool write = rnd(&s) % 100 < r->write_pct;
 		void *frame;
 
-		a = now_ns();
+		a = bm_now_ns();
 		err = bm_fix(pool, page, write, &frame);
-		lat[i] = now_ns() - a;
+		lat[i] = bm_now_ns() - a;
 		if (err) {
 			fprintf(stderr, PROG ": FIX of page %" PRIu64 ": %s\n", page,
 				strerror(-err));
@@ -259,7 +240,7 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		if (err)
 			break;
 	}
-	*elapsed = now_ns() - t0;
+	*elapsed = bm_now_ns() - t0;
 	free(perm);
 	return err;
 }
@@ -441,15 +422,15 @@ int cmd_fix(int argc, char **argv)
 	bm_pool_stats(pool, &st);
 	for (i = 0; i < r.ops; i++)
 		sum += lat[i];
-	qsort(lat, r.ops, sizeof(*lat), cmp_u64);
+	qsort(lat, r.ops, sizeof(*lat), bm_cmp_u64);
 	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages: %" PRIu64
 		" FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s; the tier read %"
 		PRIu64 " pages, wrote %" PRIu64 " (the check's included)\n", r.tier, r.fs,
 		r.frames, r.pages, r.ops, st.hits, st.writebacks, (double)elapsed / 1e9,
 		r.tier_reads, r.tier_writes);
 	emit(&r, "throughput_ops", (double)r.ops * 1e9 / (double)elapsed, "ops/s");
-	emit(&r, "fix_p99_us", (double)lat[(r.ops * 99 + 99) / 100 - 1] / 1e3, "us");
-	emit(&r, "fix_p50_us", (double)lat[(r.ops + 1) / 2 - 1] / 1e3, "us");
+	emit(&r, "fix_p99_us", (double)bm_percentile(lat, r.ops, 99) / 1e3, "us");
+	emit(&r, "fix_p50_us", (double)bm_percentile(lat, r.ops, 50) / 1e3, "us");
 	emit(&r, "fix_mean_us", (double)sum / (double)r.ops / 1e3, "us");
 	emit(&r, "hit_ratio", (double)st.hits / (double)r.ops, "ratio");
 out:
