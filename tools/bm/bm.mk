@@ -33,10 +33,17 @@ $(TESTS_DIR)/test_bm_galloc: $(BM_DIR)/tests/test_galloc.c $(BM_DIR)/galloc.c \
 		$(BM_DIR)/galloc.c -lcmocka
 UNIT_TESTS += $(TESTS_DIR)/test_bm_galloc
 
+$(TESTS_DIR)/test_bm_lock: $(BM_DIR)/tests/test_lock.c $(BM_DIR)/lock.c \
+		$(BM_HDRS) $(CFLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(BM_DIR) -o $@ $< \
+		$(BM_DIR)/lock.c -lcmocka
+UNIT_TESTS += $(TESTS_DIR)/test_bm_lock
+
 # bm: the nodes over the module's connections, and the checker
 # and `bm fix`, the frame pool's load over a file or a Redy cache
 BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c $(BM_DIR)/pool.c $(BM_DIR)/galloc.c \
-	$(BM_DIR)/fixbench.c tools/bench/benchjson.c
+	$(BM_DIR)/lock.c $(BM_DIR)/fixbench.c tools/bench/benchjson.c
 $(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a \
 		$(B)/lib/libredy.a $(wildcard tools/redy/*.h)
 	@mkdir -p $(@D)
