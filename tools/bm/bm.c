@@ -50,6 +50,7 @@
 #include "bm.h"
 #include "coh.h"
 #include "galloc.h"
+#include "lock.h"
 #include "lin.h"
 #include "benchjson.h"
 
@@ -69,8 +70,12 @@
  * allocation (-K): ALLOC asks a node for a page it is home to, ALLOCATED
  * answers (page, or UINT32_MAX and ENOMEM), FREE gives one back, FREED
  * answers; their value carries the asking slot and, back, an errno.
+ * The locks (-x): LOCK asks the lock node for a page's lock (value 1:
+ * exclusive, 0: shared), GRANTED gives it (the same value), UNLOCK gives
+ * it back; a node has at most one of a page's at a time (lock.h).
  */
-enum { BM_DONE = COH_M_TYPES, BM_ALLOC, BM_ALLOCATED, BM_FREE, BM_FREED, BM_TYPES };
+enum { BM_DONE = COH_M_TYPES, BM_ALLOC, BM_ALLOCATED, BM_FREE, BM_FREED,
+       BM_LOCK, BM_GRANTED, BM_UNLOCK, BM_TYPES };
 
 /* What a slot is doing: a random operation, or a step of a table's one. */
 enum { S_RW, S_ALLOC, S_WRITE, S_READ, S_TOMB, S_FREE };
@@ -78,9 +83,18 @@ enum { S_RW, S_ALLOC, S_WRITE, S_READ, S_TOMB, S_FREE };
 enum { P_INSERT, P_LOOKUP, P_UPDATE, P_LOOKUP2, P_ERASE, P_END };
 static const char *const phase_name[] = {
 	"insert", "lookup", "update", "lookup_again", "erase" };
-/* Kinds of operation in a history: a read, a write, a Malloc, a Free. */
-enum { K_READ, K_WRITE, K_MALLOC, K_FREE, K_KINDS };
-static const char *const kind_name[] = { "read", "write", "malloc", "free" };
+/*
+ * Kinds of operation in a history: a read, a write, a Malloc, a Free; a
+ * lock held (shared or exclusive: from its grant to its release, with
+ * the time it was asked for as the value).
+ */
+enum { K_READ, K_WRITE, K_MALLOC, K_FREE, K_SHARED, K_EXCL, K_KINDS };
+static const char *const kind_name[] = { "read", "write", "malloc", "free",
+	"shared_lock", "exclusive_lock" };
+/* A slot's lock (-x): none, waiting behind another slot of ours, asked, held. */
+enum { LK_NONE, LK_WANT, LK_ASKED, LK_HELD };
+/* A random operation's stages with -x or -C: its lock, its go, under way. */
+enum { RW_OP, RW_LOCK, RW_GO };
 
 struct bm_msg {
 	uint32_t magic;
@@ -116,6 +130,10 @@ struct slot {
 	uint64_t op_inv;
 	bool ready;		/* the step is over: the next one may go */
 	uint64_t got;		/* what it read */
+	/* -x, -C: the lock, how it is wanted, since when; the stage */
+	unsigned int lk, stage;
+	bool excl, doomed;	/* doomed: the page's home died while it asked */
+	uint64_t ticket, ask_ns, hold_ns;
 };
 
 /*
@@ -143,6 +161,21 @@ static struct node {
 	bool lie;		/* -L: acknowledge invalidations, keep the copy */
 	unsigned int forge;	/* -X: one forged message to node 0 (tests) */
 	unsigned long die_at;	/* -Z: die after this many operations */
+	/*
+	 * -x: every read under the page's shared lock and every write under
+	 * its exclusive one, at lock node -l; -C: every operation an
+	 * increment (a read, then a write of one more), under the exclusive
+	 * lock with -x.  At the lock node, its table; at every node, which
+	 * pages a slot of ours has asked for or holds.
+	 */
+	bool locking, counter;
+	unsigned int lock_node;
+	struct lock_entry *locks;	/* [pages], at the lock node */
+	bool *lk_page;			/* [pages] */
+	uint64_t tickets;
+	unsigned long locks_of_dead;	/* released by a node's death */
+	unsigned long moves;		/* slots that went a step further */
+	unsigned long locks_taken;
 	bool sent_done;		/* our DONE is sent (or queued) */
 	unsigned long abandoned;	/* operations a dead home never answers */
 	struct peer peer[COH_NODES_MAX];
@@ -279,27 +312,17 @@ static void log_op(unsigned int page, unsigned int kind, uint64_t value,
 		.res = t > inv ? t : inv + 1 } };
 }
 
-/*
- * The slot's operation will never complete (its node or the page's home
- * died): a write may or may not have taken effect, so it stays in the
- * history with no end; a read is dropped.
- */
-static void abandon(struct slot *sl)
-{
-	if (sl->write && (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_TOMB)) {
-		log_op(sl->page, K_WRITE, sl->value, sl->inv);
-		n.hist[n.nhist - 1].op.res = UINT64_MAX;
-	}
-	sl->busy = false;
-	n.abandoned++;
-}
-
 /* The slot's read or write is over (@value: what a read returned). */
 static void finish(struct slot *sl, uint64_t value)
 {
 	log_op(sl->page, sl->write ? K_WRITE : K_READ, sl->write ? sl->value : value,
 	       sl->inv);
-	if (n.dht) {		/* the table's next step, in dht_run() */
+	/*
+	 * The table's next step (dht_run()), or the lock's release or the
+	 * increment's write (advance()): never from inside a handler, whose
+	 * messages must go out first.
+	 */
+	if (n.dht || n.locking || n.counter) {
 		sl->ready = true;
 		sl->got = value;
 		return;
@@ -310,7 +333,7 @@ static void finish(struct slot *sl, uint64_t value)
 
 static bool in_protocol(const struct slot *sl)
 {
-	return sl->busy && !sl->ready &&
+	return sl->busy && !sl->ready && sl->stage == RW_OP &&
 	       (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_READ ||
 		sl->step == S_TOMB);
 }
@@ -352,6 +375,160 @@ static int emit(unsigned int page, const struct coh_out *out)
 			return r;
 	}
 	return 0;
+}
+
+/* ---- the locks (-x) ---- */
+
+static int lock_emit(unsigned int page, const struct lock_out *out);
+
+/* @sl asks for its page's lock, or waits behind the slot of ours that has. */
+static int lock_ask(struct slot *sl)
+{
+	unsigned int p = sl->page;
+	struct lock_out out = { 0 };
+	int r;
+
+	if (n.lk_page[p]) {
+		sl->lk = LK_WANT;
+		sl->ticket = ++n.tickets;
+		return 0;
+	}
+	if (n.lock_node != n.id && n.peer[n.lock_node].dead)
+		return -EHOSTDOWN;
+	n.lk_page[p] = true;
+	sl->lk = LK_ASKED;
+	if (n.lock_node != n.id)
+		return send_msg(n.lock_node, BM_LOCK, p, sl->excl);
+	r = lock_acquire(&n.locks[p], n.nodes, n.id, sl->excl, &out);
+	return r < 0 ? r : lock_emit(p, &out);
+}
+
+/* The lock of @page is ours: the slot that asked for it may go. */
+static int granted_here(unsigned int page, bool excl)
+{
+	unsigned int k;
+
+	for (k = 0; k < n.inflight; k++) {
+		struct slot *sl = &n.slot[k];
+
+		if (sl->busy && sl->lk == LK_ASKED && sl->page == page) {
+			if (sl->excl != excl)
+				return -EPROTO;
+			sl->lk = LK_HELD;
+			sl->hold_ns = bm_now_ns();
+			n.locks_taken++;
+			sl->stage = RW_GO;
+			return 0;
+		}
+	}
+	return -EPROTO;		/* nobody asked */
+}
+
+/* Sends the grants of a step of the lock table; ours go to their slot. */
+static int lock_emit(unsigned int page, const struct lock_out *out)
+{
+	unsigned int i;
+	int r = 0;
+
+	for (i = 0; !r && i < out->n; i++) {
+		unsigned int to = out->grant[i].node;
+
+		r = to == n.id ? granted_here(page, out->grant[i].excl) :
+		    send_msg(to, BM_GRANTED, page, out->grant[i].excl);
+	}
+	return r;
+}
+
+/*
+ * @sl gives its lock back (it is recorded in the history: when it was
+ * asked for, held, released); the next slot of ours that waits for the
+ * page's lock asks for it.
+ */
+static int unlock(struct slot *sl)
+{
+	unsigned int p = sl->page, k;
+	struct slot *next = NULL;
+	int r = 0;
+
+	log_op(p, sl->excl ? K_EXCL : K_SHARED, sl->ask_ns, sl->hold_ns);
+	sl->lk = LK_NONE;
+	n.lk_page[p] = false;
+	if (n.lock_node == n.id) {
+		struct lock_out out = { 0 };
+
+		r = lock_release(&n.locks[p], n.nodes, n.id, &out);
+		r = r ?: lock_emit(p, &out);
+	} else if (!n.peer[n.lock_node].dead) {
+		r = send_msg(n.lock_node, BM_UNLOCK, p, 0);
+	}
+	for (k = 0; k < n.inflight; k++) {
+		struct slot *o = &n.slot[k];
+
+		if (o->busy && o->lk == LK_WANT && o->page == p &&
+		    (!next || o->ticket < next->ticket))
+			next = o;
+	}
+	return r ?: next ? lock_ask(next) : 0;
+}
+
+/* LOCK and UNLOCK at the lock node, GRANTED from it. */
+static int on_lock_msg(unsigned int from, const struct bm_msg *m)
+{
+	struct lock_out out = { 0 };
+	int r;
+
+	if (m->page >= n.pages || m->value > 1)
+		return -EPROTO;
+	switch (m->type) {
+	case BM_LOCK:
+		if (n.id != n.lock_node)
+			return -EPROTO;
+		r = lock_acquire(&n.locks[m->page], n.nodes, from, m->value, &out);
+		return r < 0 ? r : lock_emit(m->page, &out);
+	case BM_UNLOCK:
+		if (n.id != n.lock_node)
+			return -EPROTO;
+		r = lock_release(&n.locks[m->page], n.nodes, from, &out);
+		return r ?: lock_emit(m->page, &out);
+	case BM_GRANTED:
+		if (from != n.lock_node)
+			return -EPROTO;
+		return granted_here(m->page, m->value);
+	}
+	return -EPROTO;
+}
+
+/*
+ * The slot's operation will never complete (its node or the page's home
+ * died): a write may or may not have taken effect, so it stays in the
+ * history with no end; a read is dropped.  A lock it holds is given back
+ * (a dying node's ends with it: the lock node releases it); one it asked
+ * for is given back when it comes (the slot stays, doomed, until then).
+ */
+static int abandon(struct slot *sl, bool dying)
+{
+	int r = 0;
+
+	if (sl->write && !sl->ready &&
+	    (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_TOMB)) {
+		log_op(sl->page, K_WRITE, sl->value, sl->inv);
+		n.hist[n.nhist - 1].op.res = UINT64_MAX;
+	}
+	if (sl->lk == LK_ASKED && !dying) {
+		sl->doomed = true;
+		return 0;
+	}
+	if (sl->lk == LK_HELD) {
+		if (dying)
+			log_op(sl->page, sl->excl ? K_EXCL : K_SHARED, sl->ask_ns,
+			       sl->hold_ns);
+		else
+			r = unlock(sl);
+	}
+	sl->lk = LK_NONE;
+	sl->busy = false;
+	n.abandoned++;
+	return r;
 }
 
 /* The slot a node's answer is for: busy with @step, waiting on @from. */
@@ -429,6 +606,8 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 		n.peer[from].done = true;
 		return 0;
 	}
+	if (m->type >= BM_LOCK)
+		return on_lock_msg(from, m);
 	if (m->type >= BM_ALLOC)
 		return on_alloc_msg(from, m);
 	if (m->page >= n.pages)
@@ -501,6 +680,8 @@ static bool waits_on(unsigned int i)
 			return true;
 		if (in_protocol(sl) && home_of(sl->page) == i)
 			return true;
+		if (sl->lk == LK_ASKED && n.lock_node == i)
+			return true;
 	}
 	return false;
 }
@@ -510,7 +691,10 @@ static bool waits_on(unsigned int i)
  * pages homed here forget it (coh_home_node_failed(): what it owed counts
  * as given, what it asked for is dropped), the operations on pages homed
  * at it never complete (abandoned), and nothing of it is handled again.
- * With -K (Malloc and Free) a death is an error: -ECONNRESET.
+ * At the lock node, the locks it held are released and its requests
+ * dropped.  With -K (Malloc and Free) a death is an error: -ECONNRESET;
+ * so is the lock node's with -x (the locks are gone with it):
+ * -EHOSTDOWN.
  */
 static int peer_failed(unsigned int i)
 {
@@ -525,8 +709,22 @@ static int peer_failed(unsigned int i)
 	pr->dead = pr->done = true;
 	pr->on = pr->sends = 0;		/* what it was sent goes with it */
 	fprintf(stderr, PROG ": node %u: node %u is gone; going on without it\n", n.id, i);
+	if (n.locking && i == n.lock_node) {
+		fprintf(stderr, PROG ": node %u: the lock node is gone, and its locks\n", n.id);
+		return -EHOSTDOWN;
+	}
 	for (p = 0; p < n.pages && !r; p++) {
-		if (home_of(p) == n.id) {
+		if (n.locks) {
+			struct lock_out out = { 0 };
+
+			r = lock_node_failed(&n.locks[p], n.nodes, i, &out);
+			if (r > 0)
+				n.locks_of_dead++;
+			r = r < 0 ? r : lock_emit(p, &out);
+		}
+		if (r) {
+			break;
+		} else if (home_of(p) == n.id) {
 			struct coh_out out = { 0 };
 
 			r = coh_home_node_failed(&n.home[p], i, &out);
@@ -535,11 +733,14 @@ static int peer_failed(unsigned int i)
 			bool reading, writing;
 
 			coh_cache_home_failed(&n.cache[p], &reading, &writing);
-			for (k = 0; k < n.inflight; k++)
+			for (k = 0; !r && k < n.inflight; k++)
 				if (n.slot[k].busy && n.slot[k].page == p)
-					abandon(&n.slot[k]);
+					r = abandon(&n.slot[k], false);
 		}
 	}
+	if (!r && n.locks_of_dead)
+		fprintf(stderr, PROG ": node %u: %lu locks of dead nodes released\n",
+			n.id, n.locks_of_dead);
 	return r;
 }
 
@@ -634,6 +835,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 /* A read or a write of @page for @sl (a write of @v, unique). */
 static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 {
+	const struct slot keep = *sl;
 	struct coh_out out = { 0 };
 	int r;
 
@@ -648,8 +850,10 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 	else
 		r = write ? coh_cache_write(&n.cache[page], v, &out) :
 			    coh_cache_read(&n.cache[page], &v, &out);
-	if (r < 0)
+	if (r < 0) {
+		*sl = keep;	/* as it was: -EBUSY is tried again */
 		return r;
+	}
 	if (r == 1)
 		finish(sl, v);
 	return emit(page, &out);
@@ -665,16 +869,22 @@ static uint64_t new_value(void)
  * -X: what a lying node sends node 0 (which must stop with EPROTO): an
  * ALLOCATED nobody asked for, a FREED nobody asked for, a FREE of a page
  * it does not have, a WRITE of a page it does not have (all with -K), an
- * ALLOC without -K.
+ * ALLOC without -K; to node 0 as the lock node: an UNLOCK of a lock it
+ * does not hold, a GRANTED (it is not the lock node), a second LOCK of a
+ * page.
  */
-#define FORGE_KINDS 5u
+#define FORGE_KINDS 8u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
-		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC };
+		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
+		BM_UNLOCK, BM_GRANTED, BM_LOCK };
 	uint64_t value = kind == 4 ? new_value() : 0;
+	int r = 0;
 
-	return send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
+	if (kind == 8)		/* the first is an honest one */
+		r = send_msg(0, BM_LOCK, 0, 1);
+	return r ?: send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
 }
 
 static struct slot *free_slot(void)
@@ -685,6 +895,53 @@ static struct slot *free_slot(void)
 		if (!n.slot[i].busy)
 			return &n.slot[i];
 	return NULL;
+}
+
+/*
+ * The next stage of a slot's random operation with -x or -C (outside any
+ * handler): its lock is granted: the read or write; the operation is
+ * over: the increment's write (-C), or the lock given back and the slot
+ * free.  -EBUSY from the protocol (a read or write of the page in flight
+ * here) is tried again later.
+ */
+static int advance(struct slot *sl)
+{
+	int r;
+
+	if (!sl->busy || sl->step != S_RW)
+		return 0;
+	if (sl->stage == RW_GO && sl->doomed) {	/* nothing to do on it now */
+		n.moves++;
+		r = unlock(sl);
+		sl->busy = false;
+		n.abandoned++;
+		return r;
+	}
+	if (sl->stage == RW_GO) {
+		n.moves++;
+		sl->stage = RW_OP;
+		r = n.counter ? issue(sl, false, sl->page, 0) :
+		    issue(sl, sl->excl, sl->page, sl->excl ? new_value() : 0);
+		if (r == -EBUSY) {
+			sl->stage = RW_GO;
+			n.moves--;
+		}
+		return r == -EBUSY ? 0 : r;
+	}
+	if (sl->stage != RW_OP || !sl->ready)
+		return 0;
+	n.moves++;
+	if (n.counter && !sl->write) {
+		/* the increment: one more than what it read */
+		r = issue(sl, true, sl->page, sl->got + 1);
+		if (r == -EBUSY)
+			n.moves--;
+		return r == -EBUSY ? 0 : r;
+	}
+	r = sl->lk == LK_HELD ? unlock(sl) : 0;
+	sl->busy = false;
+	n.completed++;
+	return r;
 }
 
 /* A new read or write on a free slot; -EBUSY if none could start. */
@@ -706,8 +963,16 @@ static int start_op(void)
 		}
 		p = (p + 1) % n.pages;
 	}
-	*sl = (struct slot){ .busy = true, .step = S_RW };
-	r = issue(sl, write, p, write ? new_value() : 0);
+	*sl = (struct slot){ .busy = true, .step = S_RW, .page = p,
+			     .excl = write || n.counter, .ask_ns = bm_now_ns() };
+	if (n.locking) {
+		sl->stage = RW_LOCK;
+		r = lock_ask(sl);
+	} else if (n.counter) {
+		r = issue(sl, false, p, 0);
+	} else {
+		r = issue(sl, write, p, write ? new_value() : 0);
+	}
 	if (r < 0)
 		sl->busy = false;
 	return r;
@@ -716,19 +981,32 @@ static int start_op(void)
 /* Random operations on every free slot, up to -o of them. */
 static int start_ops(void)
 {
-	unsigned long busy;
+	unsigned long busy, gen;
 	unsigned int i;
 	int r;
 
-	for (;;) {
-		for (i = 0, busy = 0; i < n.inflight; i++)
-			busy += n.slot[i].busy;
-		if (n.completed + busy >= n.ops)
-			return 0;
-		r = start_op();
-		if (r)
-			return r == -EBUSY ? 0 : r;
-	}
+	/* until nothing moves: a release here may grant here, and so on */
+	do {
+		gen = n.moves;
+		for (i = 0; i < n.inflight; i++) {
+			r = advance(&n.slot[i]);
+			if (r)
+				return r;
+		}
+		for (;;) {
+			for (i = 0, busy = 0; i < n.inflight; i++)
+				busy += n.slot[i].busy;
+			if (n.completed + busy >= n.ops)
+				break;
+			r = start_op();
+			if (r == -EBUSY)
+				break;
+			if (r)
+				return r;
+			n.moves++;
+		}
+	} while (gen != n.moves);
+	return 0;
 }
 
 /* The node after @i, not this one. */
@@ -983,9 +1261,9 @@ static int write_history(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u\n",
+	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u lock_node %u locking %u counter %u\n",
 		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.dht ? 0 : n.write_pct,
-		n.keys);
+		n.keys, n.lock_node, n.locking, n.counter);
 	for (i = 0; i < n.nhist; i++)
 		fprintf(f, "%u %u %llu %llu %llu\n", n.hist[i].page,
 			n.hist[i].kind, (unsigned long long)n.hist[i].op.value,
@@ -1011,12 +1289,25 @@ static void die(const char *hist)
 
 	for (k = 0; k < n.inflight; k++)
 		if (n.slot[k].busy)
-			abandon(&n.slot[k]);
+			abandon(&n.slot[k], true);
 	if (hist && write_history(hist))
 		fprintf(stderr, PROG ": %s: cannot write the history\n", hist);
 	fprintf(stderr, PROG ": node %u: dying after %lu operations (-Z)\n", n.id,
 		n.completed);
 	_exit(3);
+}
+
+/* -Z: time to die (with -x, holding a lock, to show what that does) */
+static bool dies(void)
+{
+	unsigned int k;
+
+	if (!n.die_at || n.completed < n.die_at)
+		return false;
+	for (k = 0; n.locking && k < n.inflight; k++)
+		if (n.slot[k].busy && n.slot[k].lk == LK_HELD)
+			return true;
+	return !n.locking;
 }
 
 static int cmd_node(int argc, char **argv)
@@ -1029,7 +1320,7 @@ static int cmd_node(int argc, char **argv)
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -1050,14 +1341,18 @@ static int cmd_node(int argc, char **argv)
 			break;
 		case 'X': n.forge = bench_opt_u64(PROG, "-X", optarg, 1, FORGE_KINDS); break;
 		case 'Z': n.die_at = bench_opt_u64(PROG, "-Z", optarg, 1, 1ull << 32); break;
+		case 'x': n.locking = true; break;
+		case 'C': n.counter = true; break;
+		case 'l': n.lock_node = bench_opt_u64(PROG, "-l", optarg, 0, COH_NODES_MAX - 1); break;
 		default: return 2;
 		}
 	}
-	if (!addr || optind != argc || n.id >= n.nodes ||
-	    (n.die_at && (n.dht || n.die_at >= n.ops))) {
+	if (!addr || optind != argc || n.id >= n.nodes || n.lock_node >= n.nodes ||
+	    (n.die_at && (n.dht || n.die_at >= n.ops)) ||
+	    (n.dht && (n.locking || n.counter))) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
-			"  [-K KEYS] [-X FORGERY] [-Z DIE_AFTER]\n");
+			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -1068,8 +1363,13 @@ static int cmd_node(int argc, char **argv)
 	n.ent = calloc(n.keys ? n.keys : 1, sizeof(*n.ent));
 	n.bucket = malloc(n.nbuckets * sizeof(*n.bucket));
 	n.held = calloc(n.pages, sizeof(*n.held));
+	n.lk_page = calloc(n.pages, sizeof(*n.lk_page));
+	/* the lock node serves locks whether it takes them or not */
+	if (n.id == n.lock_node)
+		n.locks = calloc(n.pages, sizeof(*n.locks));
 	n.hint = (n.id + 1) % n.nodes;
-	if (!n.home || !n.cache || !n.ent || !n.bucket || !n.held ||
+	if (!n.home || !n.cache || !n.ent || !n.bucket || !n.held || !n.lk_page ||
+	    (n.id == n.lock_node && !n.locks) ||
 	    galloc_init(&n.ga, n.id, n.nodes, n.pages)) {
 		fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 		return 1;
@@ -1077,6 +1377,8 @@ static int cmd_node(int argc, char **argv)
 	for (i = 0; i < n.nbuckets; i++)
 		n.bucket[i] = -1;
 	for (i = 0; i < n.pages; i++) {
+		if (n.locks)
+			lock_init(&n.locks[i]);
 		coh_home_init(&n.home[i], n.id, n.nodes, 0);
 		coh_cache_init(&n.cache[i], n.id, home_of(i));
 	}
@@ -1128,7 +1430,7 @@ static int cmd_node(int argc, char **argv)
 	/* the workload, then serving the others until they are done too */
 	while (!r && !(n.sent_done && all(is_done))) {
 		r = n.dht ? dht_run() : start_ops();
-		if (!r && n.die_at && n.completed >= n.die_at)
+		if (!r && dies())
 			die(out);
 		if (!r && !n.sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
 			for (i = 0; !r && i < n.nodes; i++)
@@ -1137,7 +1439,7 @@ static int cmd_node(int argc, char **argv)
 			n.sent_done = true;
 		}
 		r = r ?: progress(100);
-		if (!r && n.die_at && n.completed >= n.die_at)
+		if (!r && dies())
 			die(out);
 		if (n.events != last_count) {
 			last_count = n.events;
@@ -1163,6 +1465,9 @@ static int cmd_node(int argc, char **argv)
 	if (n.abandoned)
 		fprintf(stderr, PROG ": node %u: %lu operations abandoned to a dead node\n",
 			n.id, n.abandoned);
+	if (n.locking)
+		fprintf(stderr, PROG ": node %u: %lu locks taken at node %u%s\n", n.id,
+			n.locks_taken, n.lock_node, n.counter ? ", every operation an increment" : "");
 	if (n.dht)
 		fprintf(stderr, PROG ": node %u: pages lent to others: %lu, refused them: %lu\n",
 			n.id, n.lent, n.refused);
@@ -1197,6 +1502,8 @@ static int cmd_node(int argc, char **argv)
 	free(n.ent);
 	free(n.bucket);
 	free(n.held);
+	free(n.lk_page);
+	free(n.locks);
 	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;
@@ -1204,12 +1511,78 @@ static int cmd_node(int argc, char **argv)
 
 /* ---- bm check ------------------------------------------------------------- */
 
+struct hold {
+	uint64_t inv, res;
+	bool excl;
+};
+
+static int cmp_hold(const void *a, const void *b)
+{
+	const struct hold *x = a, *y = b;
+
+	return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+/*
+ * Whether the lock holds of one page ever broke mutual exclusion: an
+ * exclusive hold overlapping any other, a shared one overlapping an
+ * exclusive one (one clock; equal times count as overlapping).  Sorted by
+ * start, each hold meets the latest end of those before it.
+ */
+static bool holds_overlap(struct hold *h, size_t nh, char *why, size_t len)
+{
+	uint64_t end_any = 0, end_x = 0;
+	size_t i;
+
+	qsort(h, nh, sizeof(*h), cmp_hold);
+	for (i = 0; i < nh; i++) {
+		if (i && (h[i].excl ? end_any : end_x) >= h[i].inv) {
+			snprintf(why, len, "a%s lock held from %llu overlaps a%s one",
+				 h[i].excl ? "n exclusive" : " shared",
+				 (unsigned long long)h[i].inv,
+				 end_x >= h[i].inv ? "n exclusive" : " shared");
+			return true;
+		}
+		if (h[i].res > end_any)
+			end_any = h[i].res;
+		if (h[i].excl && h[i].res > end_x)
+			end_x = h[i].res;
+	}
+	return false;
+}
+
+/* Two writes of one value on a page: with -C, an increment lost. */
+static bool lost_update(const struct lin_op *ops, size_t nops, char *why, size_t len)
+{
+	uint64_t *v = malloc((nops ? nops : 1) * sizeof(*v));
+	size_t i, k = 0;
+	bool lost = false;
+
+	if (!v)
+		return false;	/* lin_check() will say -ENOMEM */
+	for (i = 0; i < nops; i++)
+		if (ops[i].write)
+			v[k++] = ops[i].value;
+	qsort(v, k, sizeof(*v), bm_cmp_u64);
+	for (i = 1; i < k && !lost; i++) {
+		if (v[i] == v[i - 1]) {
+			snprintf(why, len, "two writes of %llu: an update was lost",
+				 (unsigned long long)v[i]);
+			lost = true;
+		}
+	}
+	free(v);
+	return lost;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	unsigned int pages = 0, nodes = 0, node, nn, np, page, files = 0, i;
 	struct lin_op **ops = NULL;
-	size_t *nops = NULL, *cap = NULL, total = 0, cnt, lines;
-	unsigned long bad = 0;
+	struct hold **hl = NULL;
+	size_t *nops = NULL, *cap = NULL, *nhl = NULL, *hcap = NULL, total = 0, cnt, lines;
+	size_t holds = 0;
+	unsigned long bad = 0, bad_lock = 0;
 	unsigned long long v, a, b;
 	char line[256], why[256];
 	int w, r = 0, k;
@@ -1231,7 +1604,10 @@ static int cmd_check(int argc, char **argv)
 			ops = calloc(pages, sizeof(*ops));
 			nops = calloc(pages, sizeof(*nops));
 			cap = calloc(pages, sizeof(*cap));
-			if (!ops || !nops || !cap)
+			hl = calloc(pages, sizeof(*hl));
+			nhl = calloc(pages, sizeof(*nhl));
+			hcap = calloc(pages, sizeof(*hcap));
+			if (!ops || !nops || !cap || !hl || !nhl || !hcap)
 				return 1;
 		}
 		files++;
@@ -1241,7 +1617,23 @@ static int cmd_check(int argc, char **argv)
 				fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
 				return 2;
 			}
-			if (w == K_MALLOC || w == K_FREE)	/* not reads or writes */
+			if (w == K_SHARED || w == K_EXCL) {	/* a lock held */
+				if (v > a || a >= b) {
+					fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
+					return 2;
+				}
+				if (nhl[page] == hcap[page]) {
+					hcap[page] = hcap[page] ? hcap[page] * 2 : 1024;
+					hl[page] = realloc(hl[page], hcap[page] * sizeof(**hl));
+					if (!hl[page])
+						return 1;
+				}
+				hl[page][nhl[page]++] = (struct hold){ .inv = a, .res = b,
+								       .excl = w == K_EXCL };
+				holds++;
+				continue;
+			}
+			if (w != K_READ && w != K_WRITE)	/* Malloc, Free */
 				continue;
 			if (nops[page] == cap[page]) {
 				cap[page] = cap[page] ? cap[page] * 2 : 4096;
@@ -1266,7 +1658,13 @@ static int cmd_check(int argc, char **argv)
 	}
 	for (i = 0; i < pages; i++) {
 		why[0] = '\0';
-		k = lin_check(ops[i], nops[i], 0, why, sizeof(why));
+		if (holds_overlap(hl[i], nhl[i], why, sizeof(why))) {
+			fprintf(stderr, PROG ": page %u: not mutually exclusive: %s\n", i, why);
+			bad_lock++;
+		}
+		free(hl[i]);
+		k = lost_update(ops[i], nops[i], why, sizeof(why)) ? 1 :
+		    lin_check(ops[i], nops[i], 0, why, sizeof(why));
 		if (k < 0) {
 			fprintf(stderr, PROG ": page %u: a malformed history (%s)\n", i,
 				strerror(-k));
@@ -1283,10 +1681,21 @@ static int cmd_check(int argc, char **argv)
 	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
 	       bad, nodes, pages, files);
 	bench_json_end(stdout);
+	if (holds) {
+		printf("{\"bench\":\"bm\",\"metric\":\"lock_holds\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
+		       holds, nodes, pages, files);
+		bench_json_end(stdout);
+		printf("{\"bench\":\"bm\",\"metric\":\"mutual_exclusion_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
+		       bad_lock, nodes, pages, files);
+		bench_json_end(stdout);
+	}
 	free(ops);
 	free(nops);
 	free(cap);
-	return r ? r : bad ? 1 : 0;
+	free(hl);
+	free(nhl);
+	free(hcap);
+	return r ? r : bad || bad_lock ? 1 : 0;
 }
 
 /*
@@ -1301,7 +1710,7 @@ static int cmd_lat(int argc, char **argv)
 	struct { uint64_t *v; size_t n, cap; } g[K_KINDS][2] = { 0 };
 	unsigned int node, nn, np, page, files = 0, w, l;
 	unsigned int inflight = 0, wpct = 0, keys = 0, kk, ww, kx = 0;
-	unsigned int nodes = 0, pages = 0;
+	unsigned int nodes = 0, pages = 0, lock_node, ln;
 	size_t lines;
 	unsigned long long v, a, b;
 	char line[256];
@@ -1329,6 +1738,11 @@ static int cmd_lat(int argc, char **argv)
 			wpct = ww;
 			keys = kx;
 		}
+		/* where its locks were: local if this node was the lock node */
+		lock_node = 0;
+		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u",
+			   &ln) == 1)
+			lock_node = ln;
 		nodes = nn;
 		pages = np;
 		files++;
@@ -1344,6 +1758,17 @@ static int cmd_lat(int argc, char **argv)
 			if (b == UINT64_MAX)	/* never completed: no latency */
 				continue;
 			l = page % nn == node;
+			if (w == K_SHARED || w == K_EXCL) {
+				/* a lock: how long it took to get (asked at v) */
+				if (v > a) {
+					fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
+					r = 2;
+					break;
+				}
+				l = lock_node == node;
+				b = a;
+				a = v;
+			}
 			if (g[w][l].n == g[w][l].cap) {
 				g[w][l].cap = g[w][l].cap ? 2 * g[w][l].cap : 4096;
 				nv = realloc(g[w][l].v, g[w][l].cap * sizeof(uint64_t));

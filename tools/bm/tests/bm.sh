@@ -143,6 +143,73 @@ died() {
 	"$b/bm" check "$out"/died.?.hist
 }
 tap "a node that dies: the others go on, every page stays linearizable" died
+# The locks (-x): every read under its page's shared lock and every
+# write under its exclusive one, at lock node 0; bm check also checks
+# that no exclusive hold overlapped another (one clock).  Then every
+# operation an increment (-C: a read, then a write of one more) under the
+# exclusive lock: no increment is lost (two writes of one value would
+# be); and the same without the locks, where the check must find one.
+locked() {
+	o="-P $pages -o 400 -s 5 -x"
+	nodes locked 8800 "$o" "$o" "$o" &&
+	grep -q 'node 1: 400 locks taken at node 0' "$out/locked.1.log" &&
+	"$b/bm" check "$out"/locked.?.hist > "$out/locked.check" &&
+	cat "$out/locked.check" &&
+	grep -q '"metric":"mutual_exclusion_violations","value":0,' "$out/locked.check" &&
+	grep -q '"metric":"lock_holds","value":1200,' "$out/locked.check" &&
+	"$b/bm" lat "$out"/locked.?.hist > "$out/locked.lat" &&
+	grep -q '"op":"exclusive_lock","where":"local"' "$out/locked.lat" &&
+	grep -q '"op":"shared_lock","where":"remote"' "$out/locked.lat"
+}
+tap "locks: reads under shared, writes under exclusive locks, mutually exclusive" locked
+counted() {
+	o="-P 2 -o 300 -s 3 -C -x"
+	nodes counted 8810 "$o" "$o" "$o" &&
+	"$b/bm" check "$out"/counted.?.hist
+}
+tap "increments under an exclusive lock: none lost" counted
+uncounted() {
+	o="-P 2 -o 300 -s 3 -C"
+	nodes uncounted 8820 "$o" "$o" "$o" || return 1
+	"$b/bm" check "$out"/uncounted.?.hist > /dev/null 2> "$out/uncounted.err"
+	st=$?
+	cat "$out/uncounted.err"
+	[ $st = 1 ] && grep -q 'an update was lost' "$out/uncounted.err"
+}
+tap "increments without the lock lose updates, and the check finds them" uncounted
+# Node 2 dies holding a lock (-Z with -x waits until it holds one): the
+# lock node releases what it held and the others go on; its hold ends
+# at its death, so mutual exclusion is still checked across it.
+died_locked() {
+	o="-P $pages -o 500 -s 11 -x"
+	nodes dlock 8830 "$o" "$o" "$o -Z 150"
+	[ "$(cat "$out"/dlock.?.status | tr '\n' ' ')" = "0 0 3 " ] &&
+	grep -q 'node 0: [1-9][0-9]* locks of dead nodes released' "$out/dlock.0.log" &&
+	"$b/bm" check "$out"/dlock.?.hist
+}
+tap "a node that dies holding a lock: the lock node releases it, the others go on" died_locked
+# Hand-made histories of one page: an exclusive hold (kind 5: asked at
+# 10, held 20..40) and a shared one (kind 4) that overlaps it, then one
+# that does not.
+overlap() {
+	printf '%s\n' '# bm-history 1 node 0 nodes 2 pages 1 ops 1' '0 5 10 20 40' \
+		> "$out/x.0.hist" &&
+	printf '%s\n' '# bm-history 1 node 1 nodes 2 pages 1 ops 1' '0 4 25 30 50' \
+		> "$out/x.1.hist" &&
+	printf '%s\n' '# bm-history 1 node 1 nodes 2 pages 1 ops 1' '0 4 25 41 50' \
+		> "$out/y.1.hist" &&
+	printf '%s\n' '# bm-history 1 node 1 nodes 2 pages 1 ops 1' '0 4 45 41 50' \
+		> "$out/z.1.hist" &&
+	"$b/bm" check "$out/x.0.hist" "$out/y.1.hist" > /dev/null &&
+	"$b/bm" check "$out/x.0.hist" "$out/x.1.hist" > /dev/null 2> "$out/x.err"
+	st=$?
+	cat "$out/x.err"
+	[ $st = 1 ] &&
+	grep -q 'page 0: not mutually exclusive: a shared lock held from 30 overlaps an exclusive one' \
+		"$out/x.err" &&
+	status 2 "$b/bm" check "$out/x.0.hist" "$out/z.1.hist"
+}
+tap "locks held at once by an exclusive and another holder are caught" overlap
 alone() {
 	"$b/bm" node -i 0 -n 1 -a $addr -p 8300 -P 16 -K 16 -H "$out/one.hist" \
 		> "$out/one.json" 2> "$out/one.log"
@@ -167,9 +234,11 @@ forgeries() {
 	for k in 1 2 3 4; do
 		forged $k $((8500 + k * 10)) -K 8 || return 1
 	done
-	forged 5 8560 -o 200
+	for k in 5 6 7 8; do
+		forged $k $((8500 + k * 10)) -o 50 -x || return 1
+	done
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK)" \
 	forgeries
 
 
@@ -219,7 +288,9 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 6 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 9 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1
