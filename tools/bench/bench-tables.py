@@ -485,31 +485,34 @@ def t_bm_fix(datadir):
 
 def t_bm_lat(datadir):
     """Read and Write over the coherence protocol (BENCH=bm, `bm lat`):
-    per run, kind and where the page's home is, how many, and the mean,
-    p50 and p99 in µs."""
+    per run, kind and where the page's home (for a lock: the lock node)
+    is, how many, and the mean, p50 and p99 in µs."""
     rows = [r for r in load(datadir, "bm") if r["metric"].startswith("op_")]
     body = []
     dht = sorted({r.get("keys", 0) for r in rows} - {0})
-    runs = [(1, 0, None, "node 0 alone, 1 in flight"),
-            (3, 0, None, "three nodes, 4 in flight each")]
-    runs += [(1, k, 3, f"hash table, {k} keys on 3 nodes") for k in dht]
-    for hist, keys, nodes, name in runs:
-        for op in ("malloc", "read", "write", "free"):
+    # (histories, keys, nodes, locking, lock node, name)
+    runs = [(1, 0, None, 0, 0, "node 0 alone, 1 in flight"),
+            (1, 0, None, 1, 0, "the same, locks at node 0 (-x)"),
+            (1, 0, None, 1, 1, "the same, locks at node 1 (-x -l 1)"),
+            (3, 0, None, 0, 0, "three nodes, 4 in flight each")]
+    runs += [(1, k, 3, 0, 0, f"hash table, {k} keys on 3 nodes") for k in dht]
+    ops = ("malloc", "read", "write", "free", "shared_lock", "exclusive_lock")
+    for hist, keys, nodes, locking, lnode, name in runs:
+        sel_rows = [r for r in rows if r.get("keys", 0) == keys
+                    and (not nodes or r["nodes"] == nodes)
+                    and r.get("locking", 0) == locking
+                    and r.get("lock_node", 0) == lnode]
+        for op in ops:
             for w in ("local", "remote"):
                 def v(metric):
-                    sel = {"metric": metric, "op": op, "where": w,
-                           "histories": hist, "keys": keys}
-                    if nodes:
-                        sel["nodes"] = nodes
-                    return pick([r for r in rows if r.get("keys", 0) == keys
-                                 and (not nodes or r["nodes"] == nodes)],
-                                **{k: x for k, x in sel.items()
-                                   if k not in ("keys", "nodes")})
+                    return pick(sel_rows, metric=metric, op=op, where=w,
+                                histories=hist)
                 n = v("op_count")
                 if n is None:
                     continue
-                body.append([name, op, w, grouped(n), f"{v('op_mean_us'):.1f}",
-                             f"{v('op_p50_us'):.1f}", f"{v('op_p99_us'):.0f}"])
+                body.append([name, op.replace("_", " "), w, grouped(n),
+                             f"{v('op_mean_us'):.1f}", f"{v('op_p50_us'):.1f}",
+                             f"{v('op_p99_us'):.0f}"])
     if not body:
         raise DataError("bm: no `bm lat` lines")
     return table(["run", "op", "home", "ops", "mean µs", "p50 µs", "p99 µs"],

@@ -14,7 +14,13 @@
 #                             write_pct) of those operations, and of
 #                             BM_LAT_OPS (6000) run by node 0 alone, one
 #                             at a time, the others only serving
-#                             (histories 1)
+#                             (histories 1); then the same with locks
+#                             (keys locking 1, lock_node 0: the access
+#                             node, as in the paper, or 1), where bm lat
+#                             also gives op shared_lock and
+#                             exclusive_lock, the time to get one
+#   coherence_throughput_ops  also with locks (key locking 1; BM_LOCK_OPS
+#                             (6000) per node)
 #   dht_throughput_ops        the hash table's operations per second at
 #                             its access node, per phase (insert, lookup,
 #                             update, lookup_again, erase; keys nodes 1-3,
@@ -50,15 +56,16 @@ wpct=${BM_WRITE_PCT:-50}
 out=/tmp/bm-bench
 mkdir -p $out
 trap 'kill $(jobs -p) 2> /dev/null || :' EXIT
-# cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT: three nodes,
-# histories in $out/NAME.?.hist
+# cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT [OPTIONS]:
+# three nodes, histories in $out/NAME.?.hist
 cluster() {
 	pids=
 	for i in 0 1 2; do
 		o=$4
 		[ $i = 0 ] && o=$3
+		# shellcheck disable=SC2086	# (options, split on purpose)
 		$b/bm node -i $i -n 3 -a $addr -p "$2" -P "$pages" -k "$5" -o "$o" \
-			-w "$6" -s 3 -H $out/$1.$i.hist 2> $out/$1.$i.log &
+			-w "$6" -s 3 ${7:-} -H $out/$1.$i.hist 2> $out/$1.$i.log &
 		pids="$pids $!"
 		k=0
 		until grep -q listening $out/$1.$i.log 2> /dev/null; do
@@ -83,6 +90,19 @@ $b/bm lat $out/all.?.hist
 # homed at itself (local) and at the two others (remote)
 cluster one 7850 "${BM_LAT_OPS:-6000}" 0 1 "$wpct"
 $b/bm lat $out/one.0.hist
+# and with the paper's locks: a shared lock around each read and an
+# exclusive one around each write, at node 0 itself (the paper's setting)
+# or at node 1
+cluster onelk 7750 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 0"
+$b/bm lat $out/onelk.0.hist
+cluster onelk1 7650 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 1"
+$b/bm lat $out/onelk1.0.hist
+# the three nodes again, with locks at node 0
+lops=${BM_LOCK_OPS:-6000}
+t2=$(date +%s.%N)
+cluster locked 7550 "$lops" "$lops" 4 "$wpct" "-x"
+t3=$(date +%s.%N)
+$b/bm check $out/locked.?.hist
 # the hash table (§4; the paper's §6.2.1): node 0 its access node with
 # BM_DHT_KEYS (1200) keys, inserted, looked up, updated, looked up again
 # and erased, their values Malloc'd over 1, 2 or 3 nodes (as many pages
@@ -154,7 +174,11 @@ fix_bench() {
 fix_bench
 kernel=${MRRC_KVER:-$(uname -r)}
 accel=$(sed -n 's/.*MRRC_ACCEL=\([^ ]*\).*/\1/p' /proc/cmdline)
-printf '{"bench":"bm","metric":"coherence_throughput_ops","value":%s,"unit":"ops/s","nodes":3,"pages":%s,"write_pct":%s,"inflight":4,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \
-	"$(echo "$t0 $t1 $ops" | awk '{ printf "%.0f", 3 * $3 / ($2 - $1) }')" \
-	"$pages" "$wpct" "$kernel" "${accel:-unknown}" "${MRRC_COMMIT:-unknown}" \
-	"${MRRC_DATE:-unknown}"
+for run in "0 $t0 $t1 $ops" "1 $t2 $t3 $lops"; do
+	# shellcheck disable=SC2086	# (four words, split on purpose)
+	set -- $run
+	printf '{"bench":"bm","metric":"coherence_throughput_ops","value":%s,"unit":"ops/s","nodes":3,"pages":%s,"write_pct":%s,"inflight":4,"locking":%s,"ops":%s,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \
+		"$(echo "$2 $3 $4" | awk '{ printf "%.0f", 3 * $3 / ($2 - $1) }')" \
+		"$pages" "$wpct" "$1" "$4" "$kernel" "${accel:-unknown}" \
+		"${MRRC_COMMIT:-unknown}" "${MRRC_DATE:-unknown}"
+done

@@ -12,12 +12,15 @@
  *	writes its history (page, write, value, invocation and response
  *	times in CLOCK_MONOTONIC ns) to -H FILE.  With -K KEYS instead: the
  *	global memory's Malloc and Free (galloc.c) and the paper's hash
- *	table on it, this node the access node of KEYS keys.
+ *	table on it, this node the access node of KEYS keys.  With -x, a
+ *	shared lock around every read and an exclusive one around every
+ *	write, at lock node -l (lock.c); -C, every operation an increment.
  *   bm check FILE...
  *	merges the histories (of processes on one machine: one clock) and
  *	checks every page's with lin_check(): JSON lines with
- *	linearizability_ops and linearizability_violations; exit 1 if a page
- *	is not linearizable.
+ *	linearizability_ops and linearizability_violations, and its lock
+ *	holds for mutual exclusion; exit 1 if a page is not linearizable or
+ *	its locks were not exclusive.
  *   bm lat FILE...
  *	how long the histories' operations took, by kind and by where the
  *	page's home was (local or remote).
@@ -1710,7 +1713,7 @@ static int cmd_lat(int argc, char **argv)
 	struct { uint64_t *v; size_t n, cap; } g[K_KINDS][2] = { 0 };
 	unsigned int node, nn, np, page, files = 0, w, l;
 	unsigned int inflight = 0, wpct = 0, keys = 0, kk, ww, kx = 0;
-	unsigned int nodes = 0, pages = 0, lock_node, ln;
+	unsigned int nodes = 0, pages = 0, lock_node, ln, lk, locking = 0, lock_node0 = 0;
 	size_t lines;
 	unsigned long long v, a, b;
 	char line[256];
@@ -1740,9 +1743,14 @@ static int cmd_lat(int argc, char **argv)
 		}
 		/* where its locks were: local if this node was the lock node */
 		lock_node = 0;
-		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u",
-			   &ln) == 1)
+		lk = 0;
+		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u",
+			   &ln, &lk) >= 1)
 			lock_node = ln;
+		if (!files) {
+			locking = lk;
+			lock_node0 = lock_node;
+		}
 		nodes = nn;
 		pages = np;
 		files++;
@@ -1812,9 +1820,10 @@ static int cmd_lat(int argc, char **argv)
 				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"
-				       "\"write_pct\":%u,\"keys\":%u", metric[m], val,
-				       m ? "us" : "ops", kind_name[w], l ? "local" : "remote",
-				       nodes, pages, files, inflight, wpct, keys);
+				       "\"write_pct\":%u,\"keys\":%u,\"locking\":%u,\"lock_node\":%u",
+				       metric[m], val, m ? "us" : "ops", kind_name[w],
+				       l ? "local" : "remote", nodes, pages, files, inflight,
+				       wpct, keys, locking, lock_node0);
 				bench_json_end(stdout);
 			}
 next:
