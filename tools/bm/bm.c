@@ -179,6 +179,7 @@ static struct node {
 	unsigned long locks_of_dead;	/* released by a node's death */
 	unsigned long moves;		/* slots that went a step further */
 	unsigned long locks_taken;
+	unsigned long lost;		/* messages to a connection already closed */
 	bool sent_done;		/* our DONE is sent (or queued) */
 	unsigned long abandoned;	/* operations a dead home never answers */
 	struct peer peer[COH_NODES_MAX];
@@ -258,6 +259,15 @@ static int post_send(unsigned int to, const struct bm_msg *msg)
 	if (!r) {
 		p->sends++;
 		n.sent++;
+	}
+	/*
+	 * Its connection is already closed, and the event that says so not
+	 * yet handled: the message is lost with the node, whose death the
+	 * event will bring (peer_failed()).  With -K a death is an error.
+	 */
+	if (r == -ENOTCONN && !n.dht) {
+		n.lost++;
+		r = 0;
 	}
 	return r;
 }
@@ -382,6 +392,16 @@ static int emit(unsigned int page, const struct coh_out *out)
 
 /* ---- the locks (-x) ---- */
 
+/*
+ * A lock @sl held, into the history: asked at (the value), held from, to
+ * now; the times as read (a hold may be shorter than the clock's tick).
+ */
+static void log_hold(const struct slot *sl)
+{
+	log_op(sl->page, sl->excl ? K_EXCL : K_SHARED, sl->ask_ns, sl->hold_ns);
+	n.hist[n.nhist - 1].op.res = bm_now_ns();
+}
+
 static int lock_emit(unsigned int page, const struct lock_out *out);
 
 /* @sl asks for its page's lock, or waits behind the slot of ours that has. */
@@ -419,7 +439,7 @@ static int granted_here(unsigned int page, bool excl)
 				return -EPROTO;
 			sl->lk = LK_HELD;
 			sl->hold_ns = bm_now_ns();
-			n.locks_taken++;
+			n.locks_taken += !sl->doomed;
 			sl->stage = RW_GO;
 			return 0;
 		}
@@ -453,7 +473,7 @@ static int unlock(struct slot *sl)
 	struct slot *next = NULL;
 	int r = 0;
 
-	log_op(p, sl->excl ? K_EXCL : K_SHARED, sl->ask_ns, sl->hold_ns);
+	log_hold(sl);
 	sl->lk = LK_NONE;
 	n.lk_page[p] = false;
 	if (n.lock_node == n.id) {
@@ -480,7 +500,9 @@ static int on_lock_msg(unsigned int from, const struct bm_msg *m)
 	struct lock_out out = { 0 };
 	int r;
 
-	if (m->page >= n.pages || m->value > 1)
+	/* every node of a cluster that locks has -x; nobody locks once done */
+	if (!n.locking || m->page >= n.pages || m->value > 1 ||
+	    (m->type != BM_GRANTED && n.peer[from].done))
 		return -EPROTO;
 	switch (m->type) {
 	case BM_LOCK:
@@ -489,7 +511,7 @@ static int on_lock_msg(unsigned int from, const struct bm_msg *m)
 		r = lock_acquire(&n.locks[m->page], n.nodes, from, m->value, &out);
 		return r < 0 ? r : lock_emit(m->page, &out);
 	case BM_UNLOCK:
-		if (n.id != n.lock_node)
+		if (n.id != n.lock_node || m->value)
 			return -EPROTO;
 		r = lock_release(&n.locks[m->page], n.nodes, from, &out);
 		return r ?: lock_emit(m->page, &out);
@@ -512,6 +534,15 @@ static int abandon(struct slot *sl, bool dying)
 {
 	int r = 0;
 
+	/* over, and in the history, but for giving its lock back */
+	if (!dying && sl->step == S_RW && sl->stage == RW_OP && sl->ready &&
+	    (!n.counter || sl->write)) {
+		r = sl->lk == LK_HELD ? unlock(sl) : 0;
+		sl->busy = false;
+		n.completed++;
+		return r;
+	}
+
 	if (sl->write && !sl->ready &&
 	    (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_TOMB)) {
 		log_op(sl->page, K_WRITE, sl->value, sl->inv);
@@ -523,8 +554,7 @@ static int abandon(struct slot *sl, bool dying)
 	}
 	if (sl->lk == LK_HELD) {
 		if (dying)
-			log_op(sl->page, sl->excl ? K_EXCL : K_SHARED, sl->ask_ns,
-			       sl->hold_ns);
+			log_hold(sl);
 		else
 			r = unlock(sl);
 	}
@@ -669,6 +699,20 @@ static int established(unsigned int i, uint32_t conn)
 	return r;
 }
 
+/*
+ * Whether node @i holds or waits for a lock here: a node that is done
+ * has given back every lock (its UNLOCKs came before its DONE).
+ */
+static bool locks_of(unsigned int i)
+{
+	unsigned int p;
+
+	for (p = 0; n.locks && p < n.pages; p++)
+		if (lock_involves(&n.locks[p], i))
+			return true;
+	return false;
+}
+
 /* Whether an operation of ours waits for an answer of node @i. */
 static bool waits_on(unsigned int i)
 {
@@ -687,6 +731,15 @@ static bool waits_on(unsigned int i)
 			return true;
 	}
 	return false;
+}
+
+static unsigned int busy_slots(void)
+{
+	unsigned int k, b = 0;
+
+	for (k = 0; k < n.inflight; k++)
+		b += n.slot[k].busy;
+	return b;
 }
 
 /*
@@ -712,7 +765,7 @@ static int peer_failed(unsigned int i)
 	pr->dead = pr->done = true;
 	pr->on = pr->sends = 0;		/* what it was sent goes with it */
 	fprintf(stderr, PROG ": node %u: node %u is gone; going on without it\n", n.id, i);
-	if (n.locking && i == n.lock_node) {
+	if (n.locking && i == n.lock_node && !(n.sent_done && !busy_slots())) {
 		fprintf(stderr, PROG ": node %u: the lock node is gone, and its locks\n", n.id);
 		return -EHOSTDOWN;
 	}
@@ -736,9 +789,14 @@ static int peer_failed(unsigned int i)
 			bool reading, writing;
 
 			coh_cache_home_failed(&n.cache[p], &reading, &writing);
-			for (k = 0; !r && k < n.inflight; k++)
-				if (n.slot[k].busy && n.slot[k].page == p)
-					r = abandon(&n.slot[k], false);
+			/* the holders of its lock last: nobody of ours wants it then */
+			for (k = 0; !r && k < 2 * n.inflight; k++) {
+				struct slot *sl = &n.slot[k % n.inflight];
+
+				if (sl->busy && sl->page == p &&
+				    (sl->lk == LK_HELD) == (k >= n.inflight))
+					r = abandon(sl, false);
+			}
 		}
 	}
 	if (!r && n.locks_of_dead)
@@ -788,7 +846,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 			 * included: before ours, it died.
 			 */
 			if (n.peer[i].done && n.sent_done)
-				return waits_on(i) ? -EPROTO : 0;
+				return waits_on(i) || locks_of(i) ? -EPROTO : 0;
 			/* fallthrough */
 		case MRRC_EVENT_ERROR:
 			if (n.peer[i].connected && !n.peer[i].dead && !n.dht) {
@@ -832,6 +890,8 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	m = n.peer[peer].rbuf[slot];
 	r = post(e->conn, MRRC_OP_RECV, &n.peer[peer].rbuf[slot], sizeof(m),
 		 wr_id(peer, WR_RECV, slot));
+	if (r == -ENOTCONN && !n.dht)	/* closed since: see post_send() */
+		r = 0;
 	return r ?: on_msg(peer, &m);
 }
 
@@ -1310,7 +1370,8 @@ static bool dies(void)
 	for (k = 0; n.locking && k < n.inflight; k++)
 		if (n.slot[k].busy && n.slot[k].lk == LK_HELD)
 			return true;
-	return !n.locking;
+	/* none held, and no more operations to come: die all the same */
+	return !n.locking || n.completed + n.inflight >= n.ops;
 }
 
 static int cmd_node(int argc, char **argv)
@@ -1351,7 +1412,7 @@ static int cmd_node(int argc, char **argv)
 		}
 	}
 	if (!addr || optind != argc || n.id >= n.nodes || n.lock_node >= n.nodes ||
-	    (n.die_at && (n.dht || n.die_at >= n.ops)) ||
+	    (n.die_at && (n.dht || n.counter || n.die_at >= n.ops)) ||
 	    (n.dht && (n.locking || n.counter))) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
@@ -1529,21 +1590,25 @@ static int cmp_hold(const void *a, const void *b)
 /*
  * Whether the lock holds of one page ever broke mutual exclusion: an
  * exclusive hold overlapping any other, a shared one overlapping an
- * exclusive one (one clock; equal times count as overlapping).  Sorted by
- * start, each hold meets the latest end of those before it.
+ * exclusive one (one clock).  A hold that starts when another ends does
+ * not overlap it: a release and the next grant at the lock node itself
+ * can be closer than the clock's tick.  Sorted by start, each hold meets
+ * the latest end of those before it.
  */
 static bool holds_overlap(struct hold *h, size_t nh, char *why, size_t len)
 {
 	uint64_t end_any = 0, end_x = 0;
 	size_t i;
 
+	if (!nh)
+		return false;
 	qsort(h, nh, sizeof(*h), cmp_hold);
 	for (i = 0; i < nh; i++) {
-		if (i && (h[i].excl ? end_any : end_x) >= h[i].inv) {
+		if (i && (h[i].excl ? end_any : end_x) > h[i].inv) {
 			snprintf(why, len, "a%s lock held from %llu overlaps a%s one",
 				 h[i].excl ? "n exclusive" : " shared",
 				 (unsigned long long)h[i].inv,
-				 end_x >= h[i].inv ? "n exclusive" : " shared");
+				 end_x > h[i].inv ? "n exclusive" : " shared");
 			return true;
 		}
 		if (h[i].res > end_any)
@@ -1554,7 +1619,11 @@ static bool holds_overlap(struct hold *h, size_t nh, char *why, size_t len)
 	return false;
 }
 
-/* Two writes of one value on a page: with -C, an increment lost. */
+/*
+ * Two completed writes of one value on a page: with -C (increments), an
+ * update lost.  (A write that never completed may or may not have taken
+ * effect: it is not counted.)
+ */
 static bool lost_update(const struct lin_op *ops, size_t nops, char *why, size_t len)
 {
 	uint64_t *v = malloc((nops ? nops : 1) * sizeof(*v));
@@ -1564,7 +1633,7 @@ static bool lost_update(const struct lin_op *ops, size_t nops, char *why, size_t
 	if (!v)
 		return false;	/* lin_check() will say -ENOMEM */
 	for (i = 0; i < nops; i++)
-		if (ops[i].write)
+		if (ops[i].write && ops[i].res != UINT64_MAX)
 			v[k++] = ops[i].value;
 	qsort(v, k, sizeof(*v), bm_cmp_u64);
 	for (i = 1; i < k && !lost; i++) {
@@ -1586,6 +1655,7 @@ static int cmd_check(int argc, char **argv)
 	size_t *nops = NULL, *cap = NULL, *nhl = NULL, *hcap = NULL, total = 0, cnt, lines;
 	size_t holds = 0;
 	unsigned long bad = 0, bad_lock = 0;
+	unsigned int ln, lk, ctr, lock_cfg[3] = { 0 };
 	unsigned long long v, a, b;
 	char line[256], why[256];
 	int w, r = 0, k;
@@ -1601,6 +1671,18 @@ static int cmd_check(int argc, char **argv)
 			fprintf(stderr, PROG ": %s: not a history of this cluster\n", argv[k]);
 			return 2;
 		}
+		/* the lock node, -x and -C: the same at every node */
+		ln = lk = ctr = 0;
+		sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u counter %u",
+		       &ln, &lk, &ctr);
+		if (files && (ln != lock_cfg[0] || lk != lock_cfg[1] || ctr != lock_cfg[2])) {
+			fprintf(stderr, PROG ": %s: another lock node, -x or -C than %s\n",
+				argv[k], argv[1]);
+			return 2;
+		}
+		lock_cfg[0] = ln;
+		lock_cfg[1] = lk;
+		lock_cfg[2] = ctr;
 		if (!pages) {
 			pages = np;
 			nodes = nn;
@@ -1621,7 +1703,7 @@ static int cmd_check(int argc, char **argv)
 				return 2;
 			}
 			if (w == K_SHARED || w == K_EXCL) {	/* a lock held */
-				if (v > a || a >= b) {
+				if (v > a || a > b) {
 					fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
 					return 2;
 				}
@@ -1666,7 +1748,7 @@ static int cmd_check(int argc, char **argv)
 			bad_lock++;
 		}
 		free(hl[i]);
-		k = lost_update(ops[i], nops[i], why, sizeof(why)) ? 1 :
+		k = lock_cfg[2] && lost_update(ops[i], nops[i], why, sizeof(why)) ? 1 :
 		    lin_check(ops[i], nops[i], 0, why, sizeof(why));
 		if (k < 0) {
 			fprintf(stderr, PROG ": page %u: a malformed history (%s)\n", i,
@@ -1678,11 +1760,12 @@ static int cmd_check(int argc, char **argv)
 		}
 		free(ops[i]);
 	}
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
-	       total, nodes, pages, files);
+	/* locking: whether the histories held locks (bm node -x) */
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d",
+	       total, nodes, pages, files, holds > 0);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
-	       bad, nodes, pages, files);
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d",
+	       bad, nodes, pages, files, holds > 0);
 	bench_json_end(stdout);
 	if (holds) {
 		printf("{\"bench\":\"bm\",\"metric\":\"lock_holds\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",

@@ -31,6 +31,11 @@ static int waiting(const struct lock_entry *e, unsigned int node)
 	return -1;
 }
 
+bool lock_involves(const struct lock_entry *e, unsigned int node)
+{
+	return node < COH_NODES_MAX && (holds(e, node) || waiting(e, node) >= 0);
+}
+
 static bool compatible(const struct lock_entry *e, bool excl)
 {
 	return e->excl == LOCK_NOBODY && (!excl || !e->shared);

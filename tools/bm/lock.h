@@ -62,6 +62,8 @@ int lock_acquire(struct lock_entry *e, unsigned int nodes, unsigned int node,
  */
 int lock_release(struct lock_entry *e, unsigned int nodes, unsigned int node,
 		 struct lock_out *out);
+/* Whether node @node holds the lock or waits for it. */
+bool lock_involves(const struct lock_entry *e, unsigned int node);
 /*
  * Node @node is gone: the lock it held is released and its waiting
  * request dropped, granting what that allows (@out).  1 if it held the

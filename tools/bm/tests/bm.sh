@@ -207,7 +207,14 @@ overlap() {
 	[ $st = 1 ] &&
 	grep -q 'page 0: not mutually exclusive: a shared lock held from 30 overlaps an exclusive one' \
 		"$out/x.err" &&
-	status 2 "$b/bm" check "$out/x.0.hist" "$out/z.1.hist"
+	status 2 "$b/bm" check "$out/x.0.hist" "$out/z.1.hist" &&
+	# histories of nodes that disagree about the lock node
+	printf '%s\n' '# bm-history 1 node 0 nodes 2 pages 1 ops 0 inflight 1 write_pct 0 keys 0 lock_node 0 locking 1 counter 0' \
+		> "$out/l0.hist" &&
+	printf '%s\n' '# bm-history 1 node 1 nodes 2 pages 1 ops 0 inflight 1 write_pct 0 keys 0 lock_node 1 locking 1 counter 0' \
+		> "$out/l1.hist" &&
+	status 0 "$b/bm" check "$out/l0.hist" &&
+	status 2 "$b/bm" check "$out/l0.hist" "$out/l1.hist"
 }
 tap "locks held at once by an exclusive and another holder are caught" overlap
 alone() {
@@ -237,6 +244,8 @@ forgeries() {
 	for k in 5 6 7 8; do
 		forged $k $((8500 + k * 10)) -o 50 -x || return 1
 	done
+	# a LOCK in a cluster that does not lock
+	forged 8 8590 -o 50
 }
 tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK)" \
 	forgeries
@@ -291,6 +300,7 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 9 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -C -Z 5 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1

@@ -101,10 +101,10 @@ static void make(struct lock_entry *e, enum setup s)
 	}
 }
 
-enum req { RS1, RX1, RS0, RX0, REL1, REL3, FAIL1, FAIL3, RS9, REQS };
+enum req { RS1, RX1, RS0, RX0, REL1, REL3, FAIL1, FAIL2, FAIL3, RS9, REQS };
 static const char *const req_name[] = { "shared from 1", "exclusive from 1",
 	"shared from 0", "exclusive from 0", "release by 1", "release by 3",
-	"node 1 fails", "node 3 fails", "shared from 9" };
+	"node 1 fails", "node 2 fails", "node 3 fails", "shared from 9" };
 
 struct expect {
 	int ret;
@@ -117,36 +117,38 @@ static const struct expect table[SETUPS][REQS] = {
 	[UNL] = {
 		{ 1, "+S1", "S{1}" }, { 1, "+X1", "X1" }, { 1, "+S0", "S{0}" },
 		{ 1, "+X0", "X0" }, { P, "", "-" }, { P, "", "-" },
-		{ 0, "", "-" }, { 0, "", "-" }, { P, "", "-" },
+		{ 0, "", "-" }, { 0, "", "-" }, { 0, "", "-" }, { P, "", "-" },
 	},
 	[SH1] = {
 		{ P, "", "S{1}" }, { P, "", "S{1}" }, { 1, "+S0", "S{0,1}" },
 		{ 0, "", "S{1} [X0]" }, { 0, "", "-" }, { P, "", "S{1}" },
-		{ 1, "", "-" }, { 0, "", "S{1}" }, { P, "", "S{1}" },
+		{ 1, "", "-" }, { 0, "", "S{1}" }, { 0, "", "S{1}" },
+		{ P, "", "S{1}" },
 	},
 	[SH12] = {
 		{ P, "", "S{1,2}" }, { P, "", "S{1,2}" }, { 1, "+S0", "S{0,1,2}" },
 		{ 0, "", "S{1,2} [X0]" }, { 0, "", "S{2}" }, { P, "", "S{1,2}" },
-		{ 1, "", "S{2}" }, { 0, "", "S{1,2}" }, { P, "", "S{1,2}" },
+		{ 1, "", "S{2}" }, { 1, "", "S{1}" }, { 0, "", "S{1,2}" },
+		{ P, "", "S{1,2}" },
 	},
 	[EX1] = {
 		{ P, "", "X1" }, { P, "", "X1" }, { 0, "", "X1 [S0]" },
 		{ 0, "", "X1 [X0]" }, { 0, "", "-" }, { P, "", "X1" },
-		{ 1, "", "-" }, { 0, "", "X1" }, { P, "", "X1" },
+		{ 1, "", "-" }, { 0, "", "X1" }, { 0, "", "X1" }, { P, "", "X1" },
 	},
 	[EX1_W] = {
 		{ P, "", "X1 [S2 S3]" }, { P, "", "X1 [S2 S3]" },
 		{ 0, "", "X1 [S2 S3 S0]" }, { 0, "", "X1 [S2 S3 X0]" },
 		{ 0, "+S2 +S3", "S{2,3}" }, { P, "", "X1 [S2 S3]" },
-		{ 1, "+S2 +S3", "S{2,3}" }, { 0, "", "X1 [S2]" },
-		{ P, "", "X1 [S2 S3]" },
+		{ 1, "+S2 +S3", "S{2,3}" }, { 0, "", "X1 [S3]" },
+		{ 0, "", "X1 [S2]" }, { P, "", "X1 [S2 S3]" },
 	},
 	[SH1_W] = {
 		{ P, "", "S{1} [X2 S3]" }, { P, "", "S{1} [X2 S3]" },
 		{ 0, "", "S{1} [X2 S3 S0]" }, { 0, "", "S{1} [X2 S3 X0]" },
 		{ 0, "+X2", "X2 [S3]" }, { P, "", "S{1} [X2 S3]" },
-		{ 1, "+X2", "X2 [S3]" }, { 0, "", "S{1} [X2]" },
-		{ P, "", "S{1} [X2 S3]" },
+		{ 1, "+X2", "X2 [S3]" }, { 0, "+S3", "S{1,3}" },
+		{ 0, "", "S{1} [X2]" }, { P, "", "S{1} [X2 S3]" },
 	},
 };
 
@@ -160,6 +162,7 @@ static int step(struct lock_entry *e, enum req q, struct lock_out *out)
 	case REL1: return lock_release(e, NODES, 1, out);
 	case REL3: return lock_release(e, NODES, 3, out);
 	case FAIL1: return lock_node_failed(e, NODES, 1, out);
+	case FAIL2: return lock_node_failed(e, NODES, 2, out);
 	case FAIL3: return lock_node_failed(e, NODES, 3, out);
 	case RS9: return lock_acquire(e, NODES, 9, false, out);
 	default: fail();
@@ -189,6 +192,14 @@ static void test_table(void **state)
 				print_error("%s, %s: %d \"%s\" -> %s; expected %d \"%s\" -> %s\n",
 					    setup_name[s], req_name[q], r, g, a,
 					    x->ret, x->grants, x->after);
+				bad++;
+			}
+			/* granted at once (1) iff granted to the asker in @out */
+			if ((q == RS1 || q == RX1 || q == RS0 || q == RX0) && r >= 0 &&
+			    (r == 1) != (out.n == 1 &&
+					 out.grant[0].node == (q == RS0 || q == RX0 ? 0u : 1u))) {
+				print_error("%s, %s: returned %d with \"%s\"\n",
+					    setup_name[s], req_name[q], r, g);
 				bad++;
 			}
 			/* a refused request changes nothing */
@@ -275,10 +286,39 @@ static void test_model(void **state)
 	assert_true(granted > 10000);
 }
 
+/* Nodes at and past the edge, and tables of too many nodes. */
+static void test_bounds(void **state)
+{
+	struct lock_entry e, before;
+	struct lock_out out = { 0 };
+
+	(void)state;
+	lock_init(&e);
+	assert_int_equal(lock_acquire(&e, NODES, 2, false, &out), 1);
+	before = e;
+	assert_int_equal(lock_acquire(&e, NODES, NODES, false, &out), -EPROTO);
+	assert_int_equal(lock_acquire(&e, NODES, COH_NODES_MAX, true, &out), -EPROTO);
+	assert_int_equal(lock_acquire(&e, COH_NODES_MAX + 1, COH_NODES_MAX, true, &out),
+			 -EPROTO);
+	assert_int_equal(lock_release(&e, NODES, NODES, &out), -EPROTO);
+	assert_int_equal(lock_release(&e, NODES, UINT32_MAX, &out), -EPROTO);
+	assert_int_equal(lock_node_failed(&e, NODES, NODES, &out), -EPROTO);
+	assert_int_equal(lock_node_failed(&e, NODES, 1000, &out), -EPROTO);
+	assert_false(lock_involves(&e, COH_NODES_MAX));
+	assert_true(lock_involves(&e, 2));
+	assert_int_equal(out.n, 1);
+	assert_memory_equal(&e, &before, sizeof(e));
+	/* the largest cluster: node 31 */
+	assert_int_equal(lock_acquire(&e, COH_NODES_MAX, COH_NODES_MAX - 1, false, &out), 1);
+	assert_true(lock_involves(&e, COH_NODES_MAX - 1));
+	assert_int_equal(lock_release(&e, COH_NODES_MAX, COH_NODES_MAX - 1, &out), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_model),
 	};
 
