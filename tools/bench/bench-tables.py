@@ -456,10 +456,11 @@ def t_bm_fix(datadir):
     """The buffer manager's frame pool per working set (BENCH=bm, `bm
     fix`): FIX + UNFIX per second and the p50 / p99 FIX latency with the
     pages in a file in the guest's memory, a file on the host through
-    virtio-9p, and a Redy cache; the remote tier's throughput over the
-    9p file's."""
+    virtio-9p, a file on another node through its file server (bm
+    fserve: FReadF and FPrintF, two-sided) and a Redy cache (one-sided);
+    the remote tiers' throughput over the 9p file's."""
     rows = [r for r in load(datadir, "bm") if "tier" in r]
-    tiers = (("file", "tmpfs"), ("file", "9p"), ("remote", "none"))
+    tiers = (("file", "tmpfs"), ("file", "9p"), ("rfile", "tmpfs"), ("remote", "none"))
     body = []
     for ws in sorted({r["ws_factor"] for r in rows}):
         def v(metric, tier, fs):
@@ -468,18 +469,18 @@ def t_bm_fix(datadir):
         hit = v("hit_ratio", "remote", "none")
         cells = [f"{ws}× ({pages})", "—" if hit is None else f"{100 * hit:.0f} %"]
         for t in tiers:
-            ops, p50, p99 = (v(m, *t) for m in ("throughput_ops", "fix_p50_us",
-                                                 "fix_p99_us"))
+            ops, p99 = (v(m, *t) for m in ("throughput_ops", "fix_p99_us"))
             cells.append("—" if ops is None else grouped(ops))
-            cells.append("—" if p50 is None else f"{p50:.1f} / {p99:.0f}")
-        cells.append(ratio(v("throughput_ops", "remote", "none"),
-                           v("throughput_ops", "file", "9p")))
+            cells.append("—" if p99 is None else f"{p99:.0f}")
+        nine = v("throughput_ops", "file", "9p")
+        cells.append(ratio(v("throughput_ops", "rfile", "tmpfs"), nine))
+        cells.append(ratio(v("throughput_ops", "remote", "none"), nine))
         body.append(cells)
     if not body:
         raise DataError("bm: no `bm fix` lines")
-    return table(["working set (pages)", "hits", "tmpfs file ops/s",
-                  "p50 / p99 µs", "9p file ops/s", "p50 / p99 µs",
-                  "Redy ops/s", "p50 / p99 µs", "Redy ÷ 9p"],
+    return table(["working set (pages)", "hits", "tmpfs file ops/s", "p99 µs",
+                  "9p file ops/s", "p99 µs", "fserve file ops/s", "p99 µs",
+                  "Redy ops/s", "p99 µs", "fserve ÷ 9p", "Redy ÷ 9p"],
                  body) + where(rows)
 
 

@@ -36,6 +36,10 @@
 #   tier file, file 9p      a file on the host's file system, through
 #                           virtio-9p without a guest cache: every read
 #                           and write goes to the host
+#   tier rfile, file tmpfs  a file on another node (in the guest's
+#                           memory) through its file server, bm fserve,
+#                           on rxe0: FReadF and FPrintF, a SEND and an
+#                           answer per page (two-sided)
 #   tier remote             a Redy cache (redymgr, one redyd on rxe0)
 #                           created from the file; the manager's model
 #                           has one configuration, one-sided with one
@@ -154,12 +158,22 @@ fix_bench() {
 	done
 	build/tools/redy server -M 127.0.0.1:7929 A $addr 7940 \
 		$((frames * 8 * 4 / 1024 + 16)) 1 1 >&2 || return 1
+	$b/bm fserve -a $addr -p 7960 -f $out/pages-f.bin -s $((frames * 8 * 4096)) \
+		2> $out/fserve.log &
+	fsrv=$!
+	k=0
+	until grep -q serving $out/fserve.log; do
+		k=$((k + 1))
+		[ $k -lt 100 ] || { cat $out/fserve.log >&2; return 1; }
+		sleep 0.1
+	done
 	mkdir -p build/tmp
 	for ws in 2 4 8; do
-		for t in tmpfs 9p remote; do
+		for t in tmpfs 9p rfile remote; do
 			case $t in
 			tmpfs) set -- -t file -f $out/pages.bin -K tmpfs ;;
 			9p) set -- -t file -f build/tmp/bm-pages.bin -K 9p ;;
+			rfile) set -- -t rfile -R $addr:7960 -K tmpfs ;;
 			remote) set -- -t remote -f $out/pages-r.bin -K none \
 				-M 127.0.0.1:7929 ;;
 			esac
@@ -168,8 +182,9 @@ fix_bench() {
 		done
 	done
 	rm -f build/tmp/bm-pages.bin
-	kill $srv $mgr 2> /dev/null || :
-	wait $srv $mgr || :
+	kill $srv $mgr $fsrv 2> /dev/null || :
+	wait $srv $mgr $fsrv || :
+	cat $out/fserve.log >&2
 }
 fix_bench
 kernel=${MRRC_KVER:-$(uname -r)}

@@ -54,6 +54,7 @@
 #include "coh.h"
 #include "galloc.h"
 #include "lock.h"
+#include "rfile.h"
 #include "lin.h"
 #include "benchjson.h"
 
@@ -1916,6 +1917,127 @@ next:
 	return r;
 }
 
+/*
+ * bm fserve -a ADDR [-p PORT] -f FILE -s BYTES [-d DEV]: a file on this
+ * node for the others (FReadF and FPrintF, rfile.h), until SIGTERM.
+ */
+static int cmd_fserve(int argc, char **argv)
+{
+	const char *addr = NULL, *path = NULL, *dev = NULL;
+	unsigned int port = 7960;
+	uint64_t size = 0;
+	int opt, r;
+
+	while ((opt = getopt(argc, argv, "a:p:f:s:d:")) != -1) {
+		switch (opt) {
+		case 'a': addr = optarg; break;
+		case 'p': port = bench_opt_u64(PROG, "-p", optarg, 1, 65535); break;
+		case 'f': path = optarg; break;
+		case 's': size = bench_opt_u64(PROG, "-s", optarg, 1, 1ull << 40); break;
+		case 'd': dev = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!addr || !path || !size || optind != argc) {
+		fprintf(stderr, "usage: " PROG " fserve -a ADDR [-p PORT] -f FILE -s BYTES [-d DEV]\n");
+		return 2;
+	}
+	bench_init(PROG, dev);
+	r = rfile_serve(bench_device(dev), addr, port, path, size);
+	if (r) {
+		fprintf(stderr, PROG " fserve: %s: %s\n", path, strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * bm fprobe -R ADDR[:PORT]: what a hostile client sends a file server
+ * (a message shorter than a header, a bad magic, an unknown op, lengths
+ * of 0, over the limit and not what arrived, ranges past the end and
+ * wrapping around), each of which must be answered with EPROTO or
+ * EINVAL, then an honest write and read back, which must work.  Exit
+ * status 0 if all did.
+ */
+static int cmd_fprobe(int argc, char **argv)
+{
+	struct probe { const char *what; uint8_t op; uint32_t magic, len; uint64_t off;
+		       size_t extra, cut; int status; };
+	static const struct probe p[] = {
+		{ "a message shorter than a header", RFILE_READ, RFILE_MAGIC, 8, 0, 0, 10, EPROTO },
+		{ "a bad magic", RFILE_READ, 0x12345678, 8, 0, 0, 0, EPROTO },
+		{ "an unknown op", 9, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
+		{ "an answer's op", RFILE_DATA, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
+		{ "a read of 0 bytes", RFILE_READ, RFILE_MAGIC, 0, 0, 0, 0, EINVAL },
+		{ "a read over the limit", RFILE_READ, RFILE_MAGIC, RFILE_DATA_MAX + 1, 0, 0, 0, EINVAL },
+		{ "a read past the end", RFILE_READ, RFILE_MAGIC, 8, 1ull << 40, 0, 0, EINVAL },
+		{ "a range that wraps around", RFILE_READ, RFILE_MAGIC, 16, UINT64_MAX - 7, 0, 0, EINVAL },
+		{ "a read carrying data", RFILE_READ, RFILE_MAGIC, 8, 0, 8, 0, EINVAL },
+		{ "a write shorter than it says", RFILE_WRITE, RFILE_MAGIC, 64, 0, 32, 0, EINVAL },
+		{ "a write longer than it says", RFILE_WRITE, RFILE_MAGIC, 8, 0, 64, 0, EINVAL },
+	};
+	uint8_t msg[sizeof(struct rfile_hdr) + 64] = { 0 }, back[64];
+	const char *addr = NULL, *dev = NULL;
+	unsigned int port = 7960, i, bad = 0;
+	struct rfile_hdr *h = (struct rfile_hdr *)msg, ans;
+	struct rfile *f;
+	char *colon;
+	int opt, r;
+
+	while ((opt = getopt(argc, argv, "R:d:")) != -1) {
+		switch (opt) {
+		case 'R':
+			addr = optarg;
+			colon = strchr(optarg, ':');
+			if (colon) {
+				*colon = '\0';
+				port = bench_opt_u64(PROG, "-R", colon + 1, 1, 65535);
+			}
+			break;
+		case 'd': dev = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!addr || optind != argc) {
+		fprintf(stderr, "usage: " PROG " fprobe -R ADDR[:PORT] [-d DEV]\n");
+		return 2;
+	}
+	bench_init(PROG, dev);
+	r = rfile_open(&f, bench_device(dev), addr, port);
+	if (r) {
+		fprintf(stderr, PROG " fprobe: %s:%u: %s\n", addr, port, strerror(-r));
+		return 1;
+	}
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		*h = (struct rfile_hdr){ .magic = p[i].magic, .op = p[i].op, .tag = 100 + i,
+					 .len = p[i].len, .off = p[i].off };
+		r = rfile_raw(f, msg, p[i].cut ? p[i].cut : sizeof(*h) + p[i].extra, &ans);
+		if (r < 0 || ans.status != p[i].status || ans.len ||
+		    (p[i].cut ? 0 : ans.tag != 100 + i)) {
+			fprintf(stderr, PROG " fprobe: %s: answered %d, status %d, tag %u; expected status %d\n",
+				p[i].what, r, r < 0 ? 0 : ans.status, ans.tag, p[i].status);
+			bad++;
+		} else {
+			fprintf(stderr, PROG " fprobe: %s: %s\n", p[i].what,
+				strerror(ans.status));
+		}
+	}
+	/* and the server still serves */
+	memcpy(back, "an honest write, then read back.", 32);
+	r = rfile_write(f, 0, back, 32);
+	memset(back, 0, sizeof(back));
+	r = r ?: rfile_read(f, 0, back, 32);
+	if (r || memcmp(back, "an honest write, then read back.", 32)) {
+		fprintf(stderr, PROG " fprobe: the honest write and read: %s\n",
+			r ? strerror(-r) : "not what was written");
+		bad++;
+	}
+	rfile_close(f);
+	fprintf(stderr, PROG " fprobe: %u of %zu answers wrong\n", bad,
+		sizeof(p) / sizeof(p[0]) + 1);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "node"))
@@ -1926,11 +2048,16 @@ int main(int argc, char **argv)
 		return cmd_lat(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "fix"))
 		return cmd_fix(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "fserve"))
+		return cmd_fserve(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "fprobe"))
+		return cmd_fprobe(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "-V")) {
 		printf(PROG " %s\n", MRRC_VERSION_STRING);
 		return 0;
 	}
 	fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR ... | " PROG " check HISTORY...\n"
-		"       " PROG " lat HISTORY... | " PROG " fix -t file|remote -f FILE ...\n");
+		"       " PROG " lat HISTORY... | " PROG " fix -t file|remote|rfile ...\n"
+		"       " PROG " fserve -a ADDR -f FILE -s BYTES ...\n");
 	return 2;
 }

@@ -43,7 +43,7 @@ UNIT_TESTS += $(TESTS_DIR)/test_bm_lock
 # bm: the nodes over the module's connections, and the checker
 # and `bm fix`, the frame pool's load over a file or a Redy cache
 BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c $(BM_DIR)/pool.c $(BM_DIR)/galloc.c \
-	$(BM_DIR)/lock.c $(BM_DIR)/fixbench.c tools/bench/benchjson.c
+	$(BM_DIR)/lock.c $(BM_DIR)/rfile.c $(BM_DIR)/fixbench.c tools/bench/benchjson.c
 $(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a \
 		$(B)/lib/libredy.a $(wildcard tools/redy/*.h)
 	@mkdir -p $(@D)

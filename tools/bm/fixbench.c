@@ -29,11 +29,12 @@
 #include "bm.h"
 #include "cache.h"
 #include "pool.h"
+#include "rfile.h"
 
 #define PROG "bm fix"
 
 struct run {
-	const char *tier;		/* "file" or "remote" */
+	const char *tier;		/* "file", "remote" or "rfile" */
 	const char *path;		/* the pages' file */
 	const char *fs;			/* what the file is on (a key only) */
 	const char *mgr;		/* remote: the cache manager */
@@ -47,6 +48,9 @@ struct run {
 	uint64_t pages;
 	int fd;
 	struct redy_cache *cache;
+	struct rfile *rf;		/* rfile: the file server's file */
+	const char *rf_addr;
+	unsigned int rf_port;
 	uint64_t *version;		/* what the run wrote, per page */
 	uint64_t tier_reads, tier_writes;
 	bool lose_writes;		/* -L: a tier that drops them (tests) */
@@ -125,6 +129,8 @@ static int tier_read(void *arg, uint64_t page, void *buf)
 	struct run *r = arg;
 
 	r->tier_reads++;
+	if (r->rf)
+		return rfile_read(r->rf, page * r->page_size, buf, r->page_size);
 	if (r->cache)
 		return redy_cache_read(r->cache, page * r->page_size, buf, r->page_size);
 	return file_io(r->fd, false, page * r->page_size, buf, r->page_size);
@@ -137,6 +143,8 @@ static int tier_write(void *arg, uint64_t page, const void *buf)
 	r->tier_writes++;
 	if (r->lose_writes)
 		return 0;
+	if (r->rf)
+		return rfile_write(r->rf, page * r->page_size, buf, r->page_size);
 	if (r->cache)
 		return redy_cache_write(r->cache, page * r->page_size, buf, r->page_size);
 	return file_io(r->fd, true, page * r->page_size, (void *)buf, r->page_size);
@@ -166,7 +174,10 @@ static bool page_ok(const struct run *r, const uint8_t *buf, uint64_t page)
 	return false;
 }
 
-/* The file the pages begin in, every page at version 0. */
+/*
+ * The file the pages begin in, every page at version 0 (rfile: the file
+ * server's, written through it).
+ */
 static int populate(struct run *r)
 {
 	uint8_t *buf = malloc(r->page_size);
@@ -175,6 +186,16 @@ static int populate(struct run *r)
 
 	if (!buf)
 		return -ENOMEM;
+	if (r->rf) {
+		for (i = 0; i < r->pages && !err; i++) {
+			page_fill(buf, r->page_size, i, 0);
+			err = rfile_write(r->rf, i * r->page_size, buf, r->page_size);
+		}
+		if (err)
+			fprintf(stderr, PROG ": writing the file at %s:%u: %s\n",
+				r->rf_addr, r->rf_port, strerror(-err));
+		goto out;
+	}
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (r->fd < 0) {
 		err = -errno;
@@ -296,7 +317,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
-		"  (FILE is created, or emptied: it holds the run's pages)\n"
+		"       " PROG " -t rfile -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
+		"  (FILE is created, or emptied: it holds the run's pages; rfile: the\n"
+		"   file of bm fserve at ADDR, PORT 7960, written over)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
 		"              [-o OPS] [-s SEED] [-K FS_NAME] [-L]\n");
 	exit(2);
@@ -307,7 +330,7 @@ int cmd_fix(int argc, char **argv)
 	struct run r = {
 		.fs = "unknown", .mgr = "127.0.0.1", .mgr_port = 7729,
 		.frames = 256, .page_size = 4096, .ws = 4, .write_pct = 10,
-		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1,
+		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1, .rf_port = 7960,
 	};
 	struct bm_tier tier = { .read = tier_read, .write = tier_write, .arg = &r };
 	const char *dev = NULL;
@@ -316,7 +339,7 @@ int cmd_fix(int argc, char **argv)
 	uint64_t *lat = NULL, elapsed = 0, i, sum = 0;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "t:f:M:d:F:S:x:w:z:o:s:K:L")) != -1) {
+	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:K:L")) != -1) {
 		switch (c) {
 		case 't':
 			r.tier = optarg;
@@ -332,6 +355,17 @@ int cmd_fix(int argc, char **argv)
 				*colon = '\0';
 				r.mgr_port = (uint16_t)bench_opt_u64(PROG, "-M", colon + 1,
 								     1, 65535);
+			}
+			break;
+		}
+		case 'R': {
+			char *colon = strchr(optarg, ':');
+
+			r.rf_addr = optarg;
+			if (colon) {
+				*colon = '\0';
+				r.rf_port = (unsigned int)bench_opt_u64(PROG, "-R", colon + 1,
+									 1, 65535);
 			}
 			break;
 		}
@@ -369,8 +403,10 @@ int cmd_fix(int argc, char **argv)
 			usage();
 		}
 	}
-	if (optind != argc || !r.tier || !r.path ||
-	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote")))
+	if (optind != argc || !r.tier ||
+	    (strcmp(r.tier, "rfile") ? !r.path || r.rf_addr : !r.rf_addr) ||
+	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && strcmp(r.tier, "rfile")) ||
+	    (!strcmp(r.tier, "rfile") && r.page_size > RFILE_DATA_MAX))
 		usage();
 	bench_init(PROG, dev);
 	r.pages = (uint64_t)r.frames * r.ws;
@@ -385,6 +421,14 @@ int cmd_fix(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		err = -ENOMEM;
 		goto out;
+	}
+	if (!strcmp(r.tier, "rfile")) {
+		err = rfile_open(&r.rf, bench_device(dev), r.rf_addr, r.rf_port);
+		if (err) {
+			fprintf(stderr, PROG ": the file server at %s:%u: %s\n", r.rf_addr,
+				r.rf_port, strerror(-err));
+			goto out;
+		}
 	}
 	err = populate(&r);
 	if (err)
@@ -445,6 +489,7 @@ out:
 	}
 	if (r.fd >= 0)
 		close(r.fd);
+	rfile_close(r.rf);
 	free(lat);
 	free(r.version);
 	return err ? 1 : 0;

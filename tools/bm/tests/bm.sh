@@ -281,6 +281,46 @@ remote_fix() {
 	fix remote "$out/pages-r.bin" -M 127.0.0.1:7829
 }
 tap "bm fix over a Redy cache (remote memory), none lost" remote_fix
+# The frame pool's pages in a file on another node: bm fserve serves a
+# file of 128 pages through the module, and the pool reads and writes
+# its pages there (FReadF and FPrintF: a request and an answer each).
+"$b/bm" fserve -a $addr -p 7960 -f "$out/rfile.bin" -s $((128 * 4096)) \
+	> "$out/fserve.log" 2>&1 &
+fsrv=$!
+rfile_fix() {
+	k=0
+	until grep -q serving "$out/fserve.log"; do
+		k=$((k + 1))
+		[ $k -lt 100 ] || return 1
+		sleep 0.1
+	done
+	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 3 -K tmpfs \
+		> "$out/rfix.json" || return 1
+	cat "$out/rfix.json"
+	grep -q '"tier":"rfile"' "$out/rfix.json"
+}
+tap "bm fix over a file on another node (bm fserve, FReadF and FPrintF), none lost" rfile_fix
+# A hostile client (bm fprobe: short, forged and out-of-range requests,
+# each answered with an error), a client killed in the middle of its
+# run, and one whose pages do not fit: the server answers each and goes
+# on serving the next.
+rfile_hostile() {
+	"$b/bm" fprobe -R $addr:7960 || return 1
+	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -o 1000000 > /dev/null 2>&1 &
+	victim=$!
+	sleep 2
+	kill -9 $victim
+	wait $victim
+	"$b/bm" fix -t rfile -R $addr:7960 -F 64 -x 4 -o 100 > /dev/null 2> "$out/rbig.err"
+	st=$?
+	cat "$out/rbig.err"
+	[ $st = 1 ] && grep -q 'Invalid argument' "$out/rbig.err" &&
+	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -w 20 -o 500 > /dev/null
+}
+tap "a file server answers hostile and dying clients, and goes on serving" rfile_hostile
+kill $fsrv
+wait $fsrv
+sed "s/^/# /" "$out/fserve.log"
 dropped() {
 	"$b/bm" fix -t file -f "$out/pages-l.bin" -F 32 -x 4 -w 20 -o 5000 -L \
 		> /dev/null 2> "$out/dropped.log"
@@ -301,6 +341,10 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -C -Z 5 &&
+	status 2 "$b/bm" fix -t rfile -f "$out/x" &&
+	status 2 "$b/bm" fix -t rfile -R $addr -S 32768 &&
+	status 1 "$b/bm" fix -t rfile -R 127.0.0.1:1 &&
+	status 2 "$b/bm" fserve -a $addr -f "$out/x" &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1

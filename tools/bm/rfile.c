@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Files on other nodes, FReadF and FPrintF over the module: see rfile.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libmrrc.h"
+#include "bm.h"
+#include "rfile.h"
+
+#define MSG_MAX		(sizeof(struct rfile_hdr) + RFILE_DATA_MAX)
+#define WAIT_NS		30000000000ull	/* an answer this late: give up */
+#define CONNS_MAX	16u		/* clients at once */
+#define SLOTS		4u		/* requests in flight per client */
+
+/* ---- the client ---------------------------------------------------------- */
+
+struct rfile {
+	int fd;
+	uint32_t conn;
+	uint32_t tag;
+	bool broken;		/* a request failed half-way: nothing more */
+	uint8_t *sbuf, *rbuf;
+};
+
+enum { WR_SEND = 1, WR_RECV = 2, WR_EVENT = 3 };
+
+/*
+ * Waits for the completions in @want (bits 1 << WR_SEND, 1 << WR_RECV),
+ * with the answer's length in *@byte_len; our connection breaking is
+ * -ECONNRESET, a failed operation its status.
+ */
+static int wait_for(struct rfile *f, unsigned int want, uint32_t *byte_len)
+{
+	uint64_t t0 = bm_now_ns();
+	struct mrrc_cqe cq[4];
+	int k, i;
+
+	while (want) {
+		k = mrrc_poll_cq(f->fd, cq, 4);
+		if (k < 0)
+			return k;
+		if (!k) {
+			if (bm_now_ns() - t0 > WAIT_NS)
+				return -ETIMEDOUT;
+			k = mrrc_wait(f->fd, 1000);
+			if (k < 0)
+				return k;
+			continue;
+		}
+		for (i = 0; i < k; i++) {
+			const struct mrrc_cqe *e = &cq[i];
+
+			if (e->opcode == MRRC_OP_EVENT) {
+				if (e->event == MRRC_EVENT_ESTABLISHED && (want & 1u << WR_EVENT)) {
+					want &= ~(1u << WR_EVENT);
+					continue;
+				}
+				return e->status ? e->status : -ECONNRESET;
+			}
+			if (e->status)
+				return e->status;
+			if (e->wr_id != WR_SEND && e->wr_id != WR_RECV)
+				return -EPROTO;
+			if (e->wr_id == WR_RECV)
+				*byte_len = e->byte_len;
+			want &= ~(1u << e->wr_id);
+		}
+	}
+	return 0;
+}
+
+int rfile_open(struct rfile **fp, const char *dev, const char *addr,
+	       unsigned int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rfile *f;
+	uint32_t len;
+	int r;
+
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1 || !port || port > 65535)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->sbuf = malloc(MSG_MAX);
+	f->rbuf = malloc(MSG_MAX);
+	f->fd = mrrc_open(0);
+	if (!f->sbuf || !f->rbuf || f->fd < 0) {
+		r = f->fd < 0 ? f->fd : -ENOMEM;
+		goto fail;
+	}
+	r = mrrc_bind(f->fd, dev, NULL);
+	r = r ?: mrrc_connect(f->fd, (struct sockaddr *)&sin, NULL, 10000, WR_EVENT,
+			      &f->conn);
+	r = r ?: wait_for(f, 1u << WR_EVENT, &len);
+	if (r)
+		goto fail;
+	*fp = f;
+	return 0;
+fail:
+	if (f->fd >= 0)
+		mrrc_close(f->fd);
+	free(f->sbuf);
+	free(f->rbuf);
+	free(f);
+	return r;
+}
+
+static int request(struct rfile *f, uint8_t op, uint64_t off, void *buf, size_t len)
+{
+	const size_t hl = sizeof(struct rfile_hdr);
+	struct mrrc_wr w[2] = {
+		{ .wr_id = WR_RECV, .conn = f->conn, .opcode = MRRC_OP_RECV,
+		  .addr = (uintptr_t)f->rbuf, .len = hl + (op == RFILE_READ ? len : 0) },
+		{ .wr_id = WR_SEND, .conn = f->conn, .opcode = MRRC_OP_SEND,
+		  .addr = (uintptr_t)f->sbuf, .len = hl + (op == RFILE_WRITE ? len : 0) },
+	};
+	struct rfile_hdr *h = (struct rfile_hdr *)f->sbuf, a;
+	uint32_t got = 0;
+	int r;
+
+	if (f->broken)
+		return -EIO;
+	if (!len || len > RFILE_DATA_MAX)
+		return -EINVAL;
+	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC, .op = op, .tag = ++f->tag,
+				 .len = (uint32_t)len, .off = off };
+	if (op == RFILE_WRITE)
+		memcpy(f->sbuf + hl, buf, len);
+	r = mrrc_post(f->fd, w, 2, NULL);
+	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, &got);
+	if (r) {
+		f->broken = true;	/* what is still posted is not ours to reuse */
+		return r;
+	}
+	/* the answer: to this request, of its kind, as long as it says */
+	memcpy(&a, f->rbuf, hl);
+	if (got < hl || a.magic != RFILE_MAGIC || a.tag != f->tag ||
+	    a.op != (op == RFILE_READ ? RFILE_DATA : RFILE_WRITTEN)) {
+		f->broken = true;
+		return -EPROTO;
+	}
+	if (a.status)
+		return a.status > 0 && a.status < 4096 ? -a.status : -EPROTO;
+	if (op == RFILE_READ) {
+		if (a.len != len || got != hl + len) {
+			f->broken = true;
+			return -EPROTO;
+		}
+		memcpy(buf, f->rbuf + hl, len);
+	} else if (a.len != len || got != hl) {
+		f->broken = true;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *ans)
+{
+	const size_t hl = sizeof(struct rfile_hdr);
+	struct mrrc_wr w[2] = {
+		{ .wr_id = WR_RECV, .conn = f->conn, .opcode = MRRC_OP_RECV,
+		  .addr = (uintptr_t)f->rbuf, .len = MSG_MAX },
+		{ .wr_id = WR_SEND, .conn = f->conn, .opcode = MRRC_OP_SEND,
+		  .addr = (uintptr_t)f->sbuf, .len = len },
+	};
+	uint32_t got = 0;
+	int r;
+
+	if (f->broken || !len || len > MSG_MAX)
+		return -EINVAL;
+	memcpy(f->sbuf, msg, len);
+	r = mrrc_post(f->fd, w, 2, NULL);
+	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, &got);
+	if (r) {
+		f->broken = true;
+		return r;
+	}
+	if (got < hl)
+		return -EPROTO;
+	memcpy(ans, f->rbuf, hl);
+	return (int)got;
+}
+
+int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len)
+{
+	return request(f, RFILE_READ, off, buf, len);
+}
+
+int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len)
+{
+	return request(f, RFILE_WRITE, off, (void *)buf, len);
+}
+
+void rfile_close(struct rfile *f)
+{
+	if (!f)
+		return;
+	mrrc_close(f->fd);	/* the module tears the connection down */
+	free(f->sbuf);
+	free(f->rbuf);
+	free(f);
+}
+
+/* ---- the server ---------------------------------------------------------- */
+
+struct client {
+	bool used, up;
+	uint32_t conn;
+	uint8_t *rbuf[SLOTS], *sbuf[SLOTS];
+};
+
+static struct server {
+	int fd, file;
+	uint64_t size;
+	uint32_t listener;
+	struct client c[CONNS_MAX];
+	unsigned long requests, refused, clients, turned_away;
+	uint64_t bytes_read, bytes_written;
+} s;
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t srv_wr(unsigned int c, unsigned int kind, unsigned int slot)
+{
+	return (uint64_t)c << 16 | kind << 8 | slot;
+}
+
+static int post_recv(unsigned int i, unsigned int slot)
+{
+	struct mrrc_wr w = { .wr_id = srv_wr(i, WR_RECV, slot), .conn = s.c[i].conn,
+			     .opcode = MRRC_OP_RECV, .addr = (uintptr_t)s.c[i].rbuf[slot],
+			     .len = MSG_MAX };
+
+	return mrrc_post(s.fd, &w, 1, NULL);
+}
+
+static void drop(unsigned int i)
+{
+	struct client *c = &s.c[i];
+	unsigned int k;
+
+	if (!c->used)
+		return;
+	mrrc_destroy(s.fd, c->conn);	/* nothing of it is reachable after */
+	for (k = 0; k < SLOTS; k++) {
+		free(c->rbuf[k]);
+		free(c->sbuf[k]);
+	}
+	*c = (struct client){ 0 };
+}
+
+static int established(unsigned int i)
+{
+	struct client *c = &s.c[i];
+	unsigned int k;
+	int r = 0;
+
+	for (k = 0; k < SLOTS; k++) {
+		c->rbuf[k] = malloc(MSG_MAX);
+		c->sbuf[k] = malloc(MSG_MAX);
+		if (!c->rbuf[k] || !c->sbuf[k])
+			return -ENOMEM;
+	}
+	c->up = true;
+	for (k = 0; !r && k < SLOTS; k++)
+		r = post_recv(i, k);
+	return r;
+}
+
+/* A request in slot @slot of client @i, @got bytes: its answer. */
+static int serve(unsigned int i, unsigned int slot, uint32_t got)
+{
+	const size_t hl = sizeof(struct rfile_hdr);
+	struct client *c = &s.c[i];
+	struct rfile_hdr q = { 0 }, *a = (struct rfile_hdr *)c->sbuf[slot];
+	struct mrrc_wr w = { .wr_id = srv_wr(i, WR_SEND, slot), .conn = c->conn,
+			     .opcode = MRRC_OP_SEND, .addr = (uintptr_t)c->sbuf[slot],
+			     .len = hl };
+	int status = 0;
+	ssize_t n;
+
+	s.requests++;
+	if (got >= hl)
+		memcpy(&q, c->rbuf[slot], hl);
+	*a = (struct rfile_hdr){ .magic = RFILE_MAGIC, .tag = q.tag, .len = 0,
+				 .off = q.off };
+	if (got < hl || q.magic != RFILE_MAGIC ||
+	    (q.op != RFILE_READ && q.op != RFILE_WRITE)) {
+		status = EPROTO;
+		a->op = RFILE_WRITTEN;
+	} else if (!q.len || q.len > RFILE_DATA_MAX || q.off > s.size ||
+		   q.len > s.size - q.off ||
+		   got != hl + (q.op == RFILE_WRITE ? q.len : 0)) {
+		status = EINVAL;
+	}
+	if (!a->op)
+		a->op = q.op == RFILE_READ ? RFILE_DATA : RFILE_WRITTEN;
+	if (!status && q.op == RFILE_READ) {
+		n = pread(s.file, c->sbuf[slot] + hl, q.len, (off_t)q.off);
+		if (n != (ssize_t)q.len) {
+			status = n < 0 ? errno : EIO;
+		} else {
+			a->len = q.len;
+			w.len += q.len;
+			s.bytes_read += q.len;
+		}
+	} else if (!status) {
+		n = pwrite(s.file, c->rbuf[slot] + hl, q.len, (off_t)q.off);
+		if (n != (ssize_t)q.len) {
+			status = n < 0 ? errno : EIO;
+		} else {
+			a->len = q.len;
+			s.bytes_written += q.len;
+		}
+	}
+	if (status)
+		s.refused++;
+	a->status = status;
+	return mrrc_post(s.fd, &w, 1, NULL);
+}
+
+static int handle(const struct mrrc_cqe *e)
+{
+	unsigned int i = (e->wr_id >> 16) & 0xffff, kind = (e->wr_id >> 8) & 0xff,
+		     slot = e->wr_id & 0xff, k;
+
+	if (e->opcode == MRRC_OP_EVENT) {
+		if (e->event == MRRC_EVENT_CONNECT_REQUEST) {
+			for (k = 0; k < CONNS_MAX && s.c[k].used; k++)
+				;
+			if (k == CONNS_MAX) {	/* full: turned away */
+				s.turned_away++;
+				mrrc_reject(s.fd, e->conn);
+				mrrc_destroy(s.fd, e->conn);
+				return 0;
+			}
+			s.c[k] = (struct client){ .used = true, .conn = e->conn };
+			s.clients++;
+			if (mrrc_accept(s.fd, e->conn, srv_wr(k, WR_EVENT, 0)))
+				drop(k);
+			return 0;
+		}
+		if (e->event == MRRC_EVENT_DEVICE_REMOVAL)
+			return -ENODEV;
+		if (i >= CONNS_MAX || !s.c[i].used || s.c[i].conn != e->conn)
+			return 0;
+		if (e->event == MRRC_EVENT_ESTABLISHED && !s.c[i].up) {
+			if (established(i))
+				drop(i);
+			return 0;
+		}
+		drop(i);	/* gone, broken, or an event out of place */
+		return 0;
+	}
+	if (i >= CONNS_MAX || !s.c[i].up || s.c[i].conn != e->conn || slot >= SLOTS)
+		return 0;	/* of a client already dropped */
+	if (e->status) {
+		drop(i);
+		return 0;
+	}
+	/* the answer went out: the slot takes the next request */
+	if ((kind == WR_SEND ? post_recv(i, slot) : kind == WR_RECV ?
+	     serve(i, slot, e->byte_len) : -EPROTO))
+		drop(i);
+	return 0;
+}
+
+int rfile_serve(const char *dev, const char *addr, unsigned int port,
+		const char *path, uint64_t size)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct mrrc_cqe cq[32];
+	unsigned int i;
+	int r, k;
+
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1 || !port || port > 65535)
+		return -EINVAL;
+	s = (struct server){ .size = size, .fd = -1 };
+	s.file = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s.file < 0)
+		return -errno;
+	if (ftruncate(s.file, (off_t)size)) {
+		r = -errno;
+		close(s.file);
+		return r;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	s.fd = mrrc_open(0);
+	if (s.fd < 0) {
+		close(s.file);
+		return s.fd;
+	}
+	r = mrrc_bind(s.fd, dev, NULL);
+	r = r ?: mrrc_listen(s.fd, (struct sockaddr *)&sin, CONNS_MAX, UINT64_MAX,
+			     &s.listener);
+	if (!r)
+		fprintf(stderr, "bm fserve: serving %s (%llu bytes) at %s:%u\n", path,
+			(unsigned long long)size, addr, port);
+	while (!r && !stop) {
+		k = mrrc_poll_cq(s.fd, cq, 32);
+		if (k < 0) {
+			r = k;
+			break;
+		}
+		if (!k) {
+			k = mrrc_wait(s.fd, 200);
+			if (k < 0 && k != -EINTR)
+				r = k;
+			continue;
+		}
+		for (i = 0; !r && i < (unsigned int)k; i++)
+			r = handle(&cq[i]);
+	}
+	fprintf(stderr, "bm fserve: %lu clients (%lu turned away), %lu requests (%lu refused), %llu bytes read, %llu written\n",
+		s.clients, s.turned_away, s.requests, s.refused,
+		(unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written);
+	for (i = 0; i < CONNS_MAX; i++)
+		drop(i);
+	mrrc_close(s.fd);
+	if (fsync(s.file) && !r)
+		r = -errno;
+	close(s.file);
+	return r;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Files on other nodes (issue 18; the paper's FReadF and FPrintF, §3.4
+ * and §5: the buffer manager reads its pages from, and writes them back
+ * to, files that may live on another node).  A file server (bm fserve)
+ * serves one file, of a fixed size, to the nodes that connect to it
+ * through the module; a node reads and writes byte ranges of it, one
+ * request at a time, each answered with a status.
+ *
+ * On the wire, a request is a header (struct rfile_hdr) and, for a write,
+ * its data; the answer is a header and, for a read, the data.  The server
+ * trusts no field: a bad magic, an unknown op, a length over
+ * RFILE_DATA_MAX or not matching what arrived, a range past the end of
+ * the file: the answer is EINVAL (or EPROTO for what is not a request),
+ * nothing is read or written.  The client checks the answer the same
+ * way: its tag, its op, its length.
+ */
+#ifndef MRRC_BM_RFILE_H
+#define MRRC_BM_RFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RFILE_MAGIC	0x72666c31u	/* "rfl1" */
+#define RFILE_DATA_MAX	16384u		/* bytes per request */
+
+enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN };
+
+struct rfile_hdr {
+	uint32_t magic;
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t tag;		/* the request's, in its answer */
+	uint32_t len;		/* bytes to read or written; in an answer, sent */
+	uint64_t off;
+	int32_t status;		/* answers: 0 or an errno */
+	uint32_t pad2;
+};
+
+struct rfile;
+
+/*
+ * Connects to the file server at @addr:@port on device @dev (NULL: the
+ * first): 0 and *@f, or a negative errno.
+ */
+int rfile_open(struct rfile **f, const char *dev, const char *addr,
+	       unsigned int port);
+/* @len bytes at @off of the server's file: 0 or a negative errno. */
+int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len);
+int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len);
+void rfile_close(struct rfile *f);
+/*
+ * Tests: sends @len bytes of @msg as they are and waits for the answer:
+ * its length (its header in *@ans), or a negative errno.
+ */
+int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *ans);
+
+/*
+ * The server: serves @path (made @size bytes long) at @addr:@port on
+ * device @dev until SIGTERM or SIGINT: 0, or a negative errno.  Prints
+ * "serving" on stderr when it listens.
+ */
+int rfile_serve(const char *dev, const char *addr, unsigned int port,
+		const char *path, uint64_t size);
+
+#endif
