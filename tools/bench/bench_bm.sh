@@ -164,7 +164,7 @@ fix_bench() {
 	k=0
 	until grep -q serving $out/fserve.log; do
 		k=$((k + 1))
-		[ $k -lt 100 ] || { cat $out/fserve.log >&2; return 1; }
+		[ $k -lt 100 ] || { cat $out/fserve.log >&2; kill $srv $mgr $fsrv; return 1; }
 		sleep 0.1
 	done
 	mkdir -p build/tmp

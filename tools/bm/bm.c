@@ -24,8 +24,11 @@
  *   bm lat FILE...
  *	how long the histories' operations took, by kind and by where the
  *	page's home was (local or remote).
- *   bm fix -t file|remote -f FILE ...
+ *   bm fix -t file|remote -f FILE ... | bm fix -t rfile -R ADDR ...
  *	the frame pool under a database's load (fixbench.c).
+ *   bm fserve -a ADDR -f FILE -s BYTES, bm fprobe -R ADDR
+ *	a file for other nodes (FReadF/FPrintF, rfile.c), and what a
+ *	hostile client sends one.
  *
  * Node j listens for node i > j on its own port, PORT + j * 32 + i, so
  * every connection's events name their peer (the listener's and the

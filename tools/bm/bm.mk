@@ -6,7 +6,8 @@
 # (lin.c) and the frame pool (pool.c, FIX/UNFIX and 2Q), with their unit
 # tests in `make unit-tests`, and `bm` (bm.c, fixbench.c):
 # nodes running the protocol over the module, the check of their
-# histories, and the frame pool's load over a file or a Redy cache
+# histories, and the frame pool's load over a file, a file on another
+# node (rfile.c: bm fserve) or a Redy cache
 # (tools/bm/tests/bm.sh in the test VM).
 
 BM_DIR := tools/bm

@@ -337,6 +337,7 @@ int cmd_fix(int argc, char **argv)
 	struct bm_pool_stats st;
 	struct bm_pool *pool = NULL;
 	uint64_t *lat = NULL, elapsed = 0, i, sum = 0;
+	bool mgr_set = false;
 	int c, err;
 
 	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:K:L")) != -1) {
@@ -350,6 +351,7 @@ int cmd_fix(int argc, char **argv)
 		case 'M': {
 			char *colon = strchr(optarg, ':');
 
+			mgr_set = true;
 			r.mgr = optarg;
 			if (colon) {
 				*colon = '\0';
@@ -404,7 +406,7 @@ int cmd_fix(int argc, char **argv)
 		}
 	}
 	if (optind != argc || !r.tier ||
-	    (strcmp(r.tier, "rfile") ? !r.path || r.rf_addr : !r.rf_addr) ||
+	    (strcmp(r.tier, "rfile") ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
 	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && strcmp(r.tier, "rfile")) ||
 	    (!strcmp(r.tier, "rfile") && r.page_size > RFILE_DATA_MAX))
 		usage();

@@ -20,6 +20,7 @@
 #define WAIT_NS		30000000000ull	/* an answer this late: give up */
 #define CONNS_MAX	16u		/* clients at once */
 #define SLOTS		4u		/* requests in flight per client */
+#define IDLE_NS		120000000000ull	/* a client that asks nothing this long */
 
 /* ---- the client ---------------------------------------------------------- */
 
@@ -176,7 +177,9 @@ int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *an
 	uint32_t got = 0;
 	int r;
 
-	if (f->broken || !len || len > MSG_MAX)
+	if (f->broken)
+		return -EIO;
+	if (!len || len > MSG_MAX)
 		return -EINVAL;
 	memcpy(f->sbuf, msg, len);
 	r = mrrc_post(f->fd, w, 2, NULL);
@@ -213,9 +216,19 @@ void rfile_close(struct rfile *f)
 
 /* ---- the server ---------------------------------------------------------- */
 
+/*
+ * A client's buffers stay until every operation posted on them has
+ * completed: the module revokes a RECV's exposure only when its
+ * completion is polled, so a buffer freed earlier could still be
+ * written by the peer (or by anyone holding its key).  A client being
+ * dropped is "dying" until then, and its slot is not reused.
+ */
 struct client {
-	bool used, up;
+	bool used, up, dying;
 	uint32_t conn;
+	unsigned int outstanding;	/* operations posted, not completed */
+	unsigned int answers;		/* of them, answer SENDs */
+	uint64_t last_ns;		/* its last completion or request */
 	uint8_t *rbuf[SLOTS], *sbuf[SLOTS];
 };
 
@@ -224,7 +237,7 @@ static struct server {
 	uint64_t size;
 	uint32_t listener;
 	struct client c[CONNS_MAX];
-	unsigned long requests, refused, clients, turned_away;
+	unsigned long requests, refused, clients, turned_away, timed_out;
 	uint64_t bytes_read, bytes_written;
 } s;
 
@@ -241,28 +254,54 @@ static uint64_t srv_wr(unsigned int c, unsigned int kind, unsigned int slot)
 	return (uint64_t)c << 16 | kind << 8 | slot;
 }
 
+static int srv_post(unsigned int i, struct mrrc_wr *w)
+{
+	int r = mrrc_post(s.fd, w, 1, NULL);
+
+	if (!r) {
+		s.c[i].outstanding++;
+		s.c[i].answers += w->opcode == MRRC_OP_SEND;
+	}
+	return r;
+}
+
 static int post_recv(unsigned int i, unsigned int slot)
 {
 	struct mrrc_wr w = { .wr_id = srv_wr(i, WR_RECV, slot), .conn = s.c[i].conn,
 			     .opcode = MRRC_OP_RECV, .addr = (uintptr_t)s.c[i].rbuf[slot],
 			     .len = MSG_MAX };
 
-	return mrrc_post(s.fd, &w, 1, NULL);
+	return srv_post(i, &w);
 }
 
-static void drop(unsigned int i)
+/* Nothing of client @i is in the module any more: its slot is free. */
+static void release(unsigned int i)
 {
 	struct client *c = &s.c[i];
 	unsigned int k;
 
-	if (!c->used)
-		return;
-	mrrc_destroy(s.fd, c->conn);	/* nothing of it is reachable after */
 	for (k = 0; k < SLOTS; k++) {
 		free(c->rbuf[k]);
 		free(c->sbuf[k]);
 	}
 	*c = (struct client){ 0 };
+}
+
+/*
+ * Client @i goes: its connection is destroyed (what it had posted is
+ * flushed, and completes), and its buffers go once all of it has.
+ */
+static void drop(unsigned int i)
+{
+	struct client *c = &s.c[i];
+
+	if (!c->used || c->dying)
+		return;
+	mrrc_destroy(s.fd, c->conn);
+	c->dying = true;
+	c->up = false;
+	if (!c->outstanding)
+		release(i);
 }
 
 static int established(unsigned int i)
@@ -281,6 +320,25 @@ static int established(unsigned int i)
 	for (k = 0; !r && k < SLOTS; k++)
 		r = post_recv(i, k);
 	return r;
+}
+
+/*
+ * Clients that hold their slot without moving: an answer not taken for
+ * WAIT_NS (it never posts a RECV for it), or nothing asked for IDLE_NS.
+ */
+static void reap(void)
+{
+	uint64_t now = bm_now_ns();
+	unsigned int i;
+
+	for (i = 0; i < CONNS_MAX; i++) {
+		const struct client *c = &s.c[i];
+
+		if (c->up && now - c->last_ns > (c->answers ? WAIT_NS : IDLE_NS)) {
+			s.timed_out++;
+			drop(i);
+		}
+	}
 }
 
 /* A request in slot @slot of client @i, @got bytes: its answer. */
@@ -332,35 +390,43 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 	if (status)
 		s.refused++;
 	a->status = status;
-	return mrrc_post(s.fd, &w, 1, NULL);
+	return srv_post(i, &w);
 }
 
 static int handle(const struct mrrc_cqe *e)
 {
-	unsigned int i = (e->wr_id >> 16) & 0xffff, kind = (e->wr_id >> 8) & 0xff,
-		     slot = e->wr_id & 0xff, k;
+	unsigned int kind = (e->wr_id >> 8) & 0xff, slot = e->wr_id & 0xff, i, k;
+	struct client *c;
 
-	if (e->opcode == MRRC_OP_EVENT) {
-		if (e->event == MRRC_EVENT_CONNECT_REQUEST) {
-			for (k = 0; k < CONNS_MAX && s.c[k].used; k++)
-				;
-			if (k == CONNS_MAX) {	/* full: turned away */
-				s.turned_away++;
-				mrrc_reject(s.fd, e->conn);
-				mrrc_destroy(s.fd, e->conn);
-				return 0;
-			}
-			s.c[k] = (struct client){ .used = true, .conn = e->conn };
-			s.clients++;
-			if (mrrc_accept(s.fd, e->conn, srv_wr(k, WR_EVENT, 0)))
-				drop(k);
+	if (e->opcode == MRRC_OP_EVENT && e->event == MRRC_EVENT_CONNECT_REQUEST) {
+		for (k = 0; k < CONNS_MAX && s.c[k].used; k++)
+			;
+		if (k == CONNS_MAX) {	/* full: turned away */
+			s.turned_away++;
+			mrrc_reject(s.fd, e->conn);
+			mrrc_destroy(s.fd, e->conn);
 			return 0;
 		}
-		if (e->event == MRRC_EVENT_DEVICE_REMOVAL)
-			return -ENODEV;
-		if (i >= CONNS_MAX || !s.c[i].used || s.c[i].conn != e->conn)
-			return 0;
-		if (e->event == MRRC_EVENT_ESTABLISHED && !s.c[i].up) {
+		s.c[k] = (struct client){ .used = true, .conn = e->conn,
+					  .last_ns = bm_now_ns() };
+		s.clients++;
+		if (mrrc_accept(s.fd, e->conn, srv_wr(k, WR_EVENT, 0)))
+			drop(k);
+		return 0;
+	}
+	if (e->opcode == MRRC_OP_EVENT && e->event == MRRC_EVENT_DEVICE_REMOVAL)
+		return -ENODEV;
+	if (e->opcode == MRRC_OP_EVENT && e->conn == s.listener)
+		return e->status ? e->status : -ECONNABORTED;	/* no more clients */
+	/* whose: by the connection (a WRITE_IMM's wr_id is not ours) */
+	for (i = 0; i < CONNS_MAX; i++)
+		if (s.c[i].used && s.c[i].conn == e->conn)
+			break;
+	if (i == CONNS_MAX)
+		return 0;	/* nobody's */
+	c = &s.c[i];
+	if (e->opcode == MRRC_OP_EVENT) {
+		if (e->event == MRRC_EVENT_ESTABLISHED && !c->up && !c->dying) {
 			if (established(i))
 				drop(i);
 			return 0;
@@ -368,15 +434,28 @@ static int handle(const struct mrrc_cqe *e)
 		drop(i);	/* gone, broken, or an event out of place */
 		return 0;
 	}
-	if (i >= CONNS_MAX || !s.c[i].up || s.c[i].conn != e->conn || slot >= SLOTS)
-		return 0;	/* of a client already dropped */
+	if (e->opcode != MRRC_OP_SEND && e->opcode != MRRC_OP_RECV) {
+		drop(i);	/* a WRITE_IMM: nothing we serve */
+		return 0;
+	}
+	/* an operation of the client's, posted by srv_post() */
+	if (!c->outstanding || (e->wr_id >> 16) != i || slot >= SLOTS || (kind != WR_SEND && kind != WR_RECV))
+		return -EPROTO;		/* not one of ours: a bug here */
+	c->outstanding--;
+	if (kind == WR_SEND)
+		c->answers--;
+	if (c->dying) {
+		if (!c->outstanding)
+			release(i);
+		return 0;
+	}
 	if (e->status) {
 		drop(i);
 		return 0;
 	}
+	c->last_ns = bm_now_ns();
 	/* the answer went out: the slot takes the next request */
-	if ((kind == WR_SEND ? post_recv(i, slot) : kind == WR_RECV ?
-	     serve(i, slot, e->byte_len) : -EPROTO))
+	if (kind == WR_SEND ? post_recv(i, slot) : serve(i, slot, e->byte_len))
 		drop(i);
 	return 0;
 }
@@ -387,6 +466,7 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct mrrc_cqe cq[32];
+	uint64_t last_reap = bm_now_ns();
 	unsigned int i;
 	int r, k;
 
@@ -415,6 +495,10 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		fprintf(stderr, "bm fserve: serving %s (%llu bytes) at %s:%u\n", path,
 			(unsigned long long)size, addr, port);
 	while (!r && !stop) {
+		if (bm_now_ns() - last_reap > 1000000000ull) {
+			reap();
+			last_reap = bm_now_ns();
+		}
 		k = mrrc_poll_cq(s.fd, cq, 32);
 		if (k < 0) {
 			r = k;
@@ -422,19 +506,21 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		}
 		if (!k) {
 			k = mrrc_wait(s.fd, 200);
-			if (k < 0 && k != -EINTR)
+			if (k < 0)
 				r = k;
 			continue;
 		}
 		for (i = 0; !r && i < (unsigned int)k; i++)
 			r = handle(&cq[i]);
 	}
-	fprintf(stderr, "bm fserve: %lu clients (%lu turned away), %lu requests (%lu refused), %llu bytes read, %llu written\n",
-		s.clients, s.turned_away, s.requests, s.refused,
+	fprintf(stderr, "bm fserve: %lu clients (%lu turned away, %lu timed out), %lu requests (%lu refused), %llu bytes read, %llu written\n",
+		s.clients, s.turned_away, s.timed_out, s.requests, s.refused,
 		(unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written);
-	for (i = 0; i < CONNS_MAX; i++)
-		drop(i);
+	/* closing revokes everything of the context: then the buffers go */
 	mrrc_close(s.fd);
+	for (i = 0; i < CONNS_MAX; i++)
+		if (s.c[i].used)
+			release(i);
 	if (fsync(s.file) && !r)
 		r = -errno;
 	close(s.file);
