@@ -116,15 +116,30 @@ fail:
 	return r;
 }
 
+/*
+ * What is in sbuf (@send bytes) out, and the answer into rbuf (room for
+ * @room bytes): its length in *@got.  A failure half-way breaks the
+ * handle: what is still posted is not ours to reuse.
+ */
+static int exchange(struct rfile *f, size_t send, size_t room, uint32_t *got)
+{
+	struct mrrc_wr w[2] = {
+		{ .wr_id = WR_RECV, .conn = f->conn, .opcode = MRRC_OP_RECV,
+		  .addr = (uintptr_t)f->rbuf, .len = room },
+		{ .wr_id = WR_SEND, .conn = f->conn, .opcode = MRRC_OP_SEND,
+		  .addr = (uintptr_t)f->sbuf, .len = send },
+	};
+	int r = mrrc_post(f->fd, w, 2, NULL);
+
+	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, got);
+	if (r)
+		f->broken = true;
+	return r;
+}
+
 static int request(struct rfile *f, uint8_t op, uint64_t off, void *buf, size_t len)
 {
 	const size_t hl = sizeof(struct rfile_hdr);
-	struct mrrc_wr w[2] = {
-		{ .wr_id = WR_RECV, .conn = f->conn, .opcode = MRRC_OP_RECV,
-		  .addr = (uintptr_t)f->rbuf, .len = hl + (op == RFILE_READ ? len : 0) },
-		{ .wr_id = WR_SEND, .conn = f->conn, .opcode = MRRC_OP_SEND,
-		  .addr = (uintptr_t)f->sbuf, .len = hl + (op == RFILE_WRITE ? len : 0) },
-	};
 	struct rfile_hdr *h = (struct rfile_hdr *)f->sbuf, a;
 	uint32_t got = 0;
 	int r;
@@ -137,12 +152,10 @@ static int request(struct rfile *f, uint8_t op, uint64_t off, void *buf, size_t 
 				 .len = (uint32_t)len, .off = off };
 	if (op == RFILE_WRITE)
 		memcpy(f->sbuf + hl, buf, len);
-	r = mrrc_post(f->fd, w, 2, NULL);
-	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, &got);
-	if (r) {
-		f->broken = true;	/* what is still posted is not ours to reuse */
+	r = exchange(f, hl + (op == RFILE_WRITE ? len : 0),
+		     hl + (op == RFILE_READ ? len : 0), &got);
+	if (r)
 		return r;
-	}
 	/* the answer: to this request, of its kind, as long as it says */
 	memcpy(&a, f->rbuf, hl);
 	if (got < hl || a.magic != RFILE_MAGIC || a.tag != f->tag ||
@@ -152,28 +165,17 @@ static int request(struct rfile *f, uint8_t op, uint64_t off, void *buf, size_t 
 	}
 	if (a.status)
 		return a.status > 0 && a.status < 4096 ? -a.status : -EPROTO;
-	if (op == RFILE_READ) {
-		if (a.len != len || got != hl + len) {
-			f->broken = true;
-			return -EPROTO;
-		}
-		memcpy(buf, f->rbuf + hl, len);
-	} else if (a.len != len || got != hl) {
+	if (a.len != len || got != hl + (op == RFILE_READ ? len : 0)) {
 		f->broken = true;
 		return -EPROTO;
 	}
+	if (op == RFILE_READ)
+		memcpy(buf, f->rbuf + hl, len);
 	return 0;
 }
 
 int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *ans)
 {
-	const size_t hl = sizeof(struct rfile_hdr);
-	struct mrrc_wr w[2] = {
-		{ .wr_id = WR_RECV, .conn = f->conn, .opcode = MRRC_OP_RECV,
-		  .addr = (uintptr_t)f->rbuf, .len = MSG_MAX },
-		{ .wr_id = WR_SEND, .conn = f->conn, .opcode = MRRC_OP_SEND,
-		  .addr = (uintptr_t)f->sbuf, .len = len },
-	};
 	uint32_t got = 0;
 	int r;
 
@@ -182,15 +184,12 @@ int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *an
 	if (!len || len > MSG_MAX)
 		return -EINVAL;
 	memcpy(f->sbuf, msg, len);
-	r = mrrc_post(f->fd, w, 2, NULL);
-	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, &got);
-	if (r) {
-		f->broken = true;
+	r = exchange(f, len, MSG_MAX, &got);
+	if (r)
 		return r;
-	}
-	if (got < hl)
+	if (got < sizeof(*ans))
 		return -EPROTO;
-	memcpy(ans, f->rbuf, hl);
+	memcpy(ans, f->rbuf, sizeof(*ans));
 	return (int)got;
 }
 

@@ -32,6 +32,16 @@ tap() {	# tap DESC COMMAND...
 	echo "# ($(($(date +%s) - t0)) s)"
 }
 
+# waitfor FILE PATTERN: until a line of FILE matches (10 s at most)
+waitfor() {
+	k=0
+	until grep -q "$2" "$1" 2> /dev/null; do
+		k=$((k + 1))
+		[ $k -lt 100 ] || return 1
+		sleep 0.1
+	done
+}
+
 # nodes NAME PORT OPTIONS0 OPTIONS1 OPTIONS2: three nodes with these
 # options (split on blanks), started in order (each connects to the ones
 # before it); 0 if all three exit 0.  History NAME.I.hist, stdout
@@ -47,12 +57,7 @@ nodes() {
 			-H "$out/$name.$i.hist" > "$out/$name.$i.json" \
 			2> "$out/$name.$i.log" &
 		pids="$pids $!"
-		k=0
-		until grep -q listening "$out/$name.$i.log" 2> /dev/null; do
-			k=$((k + 1))
-			[ $k -lt 100 ] || { kill $pids; return 1; }
-			sleep 0.1
-		done
+		waitfor "$out/$name.$i.log" listening || { kill $pids; return 1; }
 	done
 	st=0 i=0
 	for p in $pids; do
@@ -271,12 +276,7 @@ mgr=$!
 "$b/redyd" -a $addr -p 7840 -m 8 -t 1 > "$out/fix-redyd.log" 2>&1 &
 srv=$!
 remote_fix() {
-	k=0
-	until grep -q 'server threads, ports' "$out/fix-redyd.log"; do
-		k=$((k + 1))
-		[ $k -lt 100 ] || return 1
-		sleep 0.1
-	done
+	waitfor "$out/fix-redyd.log" 'server threads, ports' || return 1
 	"$b/redy" server -M 127.0.0.1:7829 A $addr 7840 8 1 1 &&
 	fix remote "$out/pages-r.bin" -M 127.0.0.1:7829
 }
@@ -288,12 +288,7 @@ tap "bm fix over a Redy cache (remote memory), none lost" remote_fix
 	> "$out/fserve.log" 2>&1 &
 fsrv=$!
 rfile_fix() {
-	k=0
-	until grep -q serving "$out/fserve.log"; do
-		k=$((k + 1))
-		[ $k -lt 100 ] || return 1
-		sleep 0.1
-	done
+	waitfor "$out/fserve.log" serving || return 1
 	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 3 -K tmpfs \
 		> "$out/rfix.json" || return 1
 	cat "$out/rfix.json"
