@@ -90,7 +90,7 @@ static void drop(struct lock_entry *e, unsigned int node)
 int lock_release(struct lock_entry *e, unsigned int nodes, unsigned int node,
 		 struct lock_out *out)
 {
-	if (node >= nodes || node >= COH_NODES_MAX || !holds(e, node))
+	if (nodes > COH_NODES_MAX || node >= nodes || !holds(e, node))
 		return -EPROTO;
 	drop(e, node);
 	grant_waiting(e, out);
@@ -102,7 +102,7 @@ int lock_node_failed(struct lock_entry *e, unsigned int nodes,
 {
 	int i, held;
 
-	if (node >= nodes || node >= COH_NODES_MAX)
+	if (nodes > COH_NODES_MAX || node >= nodes)
 		return -EPROTO;
 	held = holds(e, node);
 	drop(e, node);

@@ -11,7 +11,8 @@
  * its data; the answer is a header and, for a read, the data.  The server
  * trusts no field: a bad magic, an unknown op, a length over
  * RFILE_DATA_MAX or not matching what arrived, a range past the end of
- * the file: the answer is EINVAL (or EPROTO for what is not a request),
+ * the file: the answer is EINVAL (EPROTO for what is not a request: too
+ * short, a bad magic, an op that is not READ or WRITE),
  * nothing is read or written.  The client checks the answer the same
  * way: its tag, its op, its length.
  */

@@ -304,6 +304,8 @@ static void test_bounds(void **state)
 	assert_int_equal(lock_release(&e, NODES, UINT32_MAX, &out), -EPROTO);
 	assert_int_equal(lock_node_failed(&e, NODES, NODES, &out), -EPROTO);
 	assert_int_equal(lock_node_failed(&e, NODES, 1000, &out), -EPROTO);
+	assert_int_equal(lock_release(&e, COH_NODES_MAX + 1, 2, &out), -EPROTO);
+	assert_int_equal(lock_node_failed(&e, COH_NODES_MAX + 1, 2, &out), -EPROTO);
 	assert_false(lock_involves(&e, COH_NODES_MAX));
 	assert_true(lock_involves(&e, 2));
 	assert_int_equal(out.n, 1);
