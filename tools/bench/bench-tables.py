@@ -460,7 +460,8 @@ def t_bm_fix(datadir):
     fserve: FReadF and FPrintF, two-sided) and a Redy cache (one-sided);
     the remote tiers' throughput over the 9p file's."""
     rows = [r for r in load(datadir, "bm") if "tier" in r]
-    tiers = (("file", "tmpfs"), ("file", "9p"), ("rfile", "tmpfs"), ("remote", "none"))
+    tiers = (("file", "tmpfs"), ("file", "9p"), ("rfile", "tmpfs"),
+             ("rfile_rdma", "tmpfs"), ("remote", "none"))
     body = []
     for ws in sorted({r["ws_factor"] for r in rows}):
         def v(metric, tier, fs):
@@ -474,13 +475,15 @@ def t_bm_fix(datadir):
             cells.append("—" if p99 is None else f"{p99:.0f}")
         nine = v("throughput_ops", "file", "9p")
         cells.append(ratio(v("throughput_ops", "rfile", "tmpfs"), nine))
+        cells.append(ratio(v("throughput_ops", "rfile_rdma", "tmpfs"), nine))
         cells.append(ratio(v("throughput_ops", "remote", "none"), nine))
         body.append(cells)
     if not body:
         raise DataError("bm: no `bm fix` lines")
     return table(["working set (pages)", "hits", "tmpfs file ops/s", "p99 µs",
-                  "9p file ops/s", "p99 µs", "fserve file ops/s", "p99 µs",
-                  "Redy ops/s", "p99 µs", "fserve ÷ 9p", "Redy ÷ 9p"],
+                  "9p file ops/s", "p99 µs", "fserve ops/s", "p99 µs",
+                  "fserve READ ops/s", "p99 µs", "Redy ops/s", "p99 µs",
+                  "fserve ÷ 9p", "fserve READ ÷ 9p", "Redy ÷ 9p"],
                  body) + where(rows)
 
 

@@ -40,6 +40,9 @@
 #                           memory) through its file server, bm fserve,
 #                           on rxe0: FReadF and FPrintF, a SEND and an
 #                           answer per page (two-sided)
+#   tier rfile_rdma         the same file, its pages read with RDMA READs
+#                           from the server's export of it (one-sided),
+#                           written back through the server
 #   tier remote             a Redy cache (redymgr, one redyd on rxe0)
 #                           created from the file; the manager's model
 #                           has one configuration, one-sided with one
@@ -169,11 +172,12 @@ fix_bench() {
 	done
 	mkdir -p build/tmp
 	for ws in 2 4 8; do
-		for t in tmpfs 9p rfile remote; do
+		for t in tmpfs 9p rfile rfile_rdma remote; do
 			case $t in
 			tmpfs) set -- -t file -f $out/pages.bin -K tmpfs ;;
 			9p) set -- -t file -f build/tmp/bm-pages.bin -K 9p ;;
 			rfile) set -- -t rfile -R $addr:7960 -K tmpfs ;;
+			rfile_rdma) set -- -t rfile_rdma -R $addr:7960 -K tmpfs ;;
 			remote) set -- -t remote -f $out/pages-r.bin -K none \
 				-M 127.0.0.1:7929 ;;
 			esac

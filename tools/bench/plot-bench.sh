@@ -124,7 +124,8 @@ with open(os.path.join(tmp, "redy-mig"), "w") as f:
         f.write(f'{marks[0]["notice_ms"] / 1000} {marks[0]["migrated_ms"] / 1000}\n')
 bm = load("bm")
 for name, tier, fs in (("tmpfs", "file", "tmpfs"), ("9p", "file", "9p"),
-                       ("rfile", "rfile", "tmpfs"), ("remote", "remote", "none")):
+                       ("rfile", "rfile", "tmpfs"), ("rfile_rdma", "rfile_rdma", "tmpfs"),
+                       ("remote", "remote", "none")):
     for metric in ("throughput_ops", "fix_p99_us"):
         put(f"bm-{metric}-{name}",
             [(r["ws_factor"], r["value"]) for r in bm
@@ -300,6 +301,7 @@ set logscale y
 plot "$tmp/bm-throughput_ops-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
      "$tmp/bm-throughput_ops-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-throughput_ops-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
+     "$tmp/bm-throughput_ops-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
      "$tmp/bm-throughput_ops-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 set title "p99 FIX latency"
 set key center right
@@ -307,6 +309,7 @@ set ylabel "µs"
 plot "$tmp/bm-fix_p99_us-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
      "$tmp/bm-fix_p99_us-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-fix_p99_us-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
+     "$tmp/bm-fix_p99_us-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
      "$tmp/bm-fix_p99_us-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 unset multiplot
 GP

@@ -2035,9 +2035,33 @@ static int cmd_fprobe(int argc, char **argv)
 			r ? strerror(-r) : "not what was written");
 		bad++;
 	}
+	/*
+	 * The file exported for one-sided reads: the record read back with
+	 * an RDMA READ; a read past the export refused here; a second MAP
+	 * refused by the server.
+	 */
+	r = rfile_map(f);
+	memset(back, 0, sizeof(back));
+	r = r ?: rfile_read(f, 0, back, 32);
+	if (r || memcmp(back, "an honest write, then read back.", 32)) {
+		fprintf(stderr, PROG " fprobe: the read with RDMA READ: %s\n",
+			r ? strerror(-r) : "not what was written");
+		bad++;
+	}
+	if (rfile_read(f, 1ull << 40, back, 8) != -EINVAL) {
+		fprintf(stderr, PROG " fprobe: a read past the export was not refused\n");
+		bad++;
+	}
+	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC, .op = RFILE_MAP, .tag = 999 };
+	r = rfile_raw(f, msg, sizeof(*h), &ans);
+	if (r < 0 || ans.status != EINVAL || ans.op != RFILE_MAPPED) {
+		fprintf(stderr, PROG " fprobe: a second MAP: answered %d, status %d\n", r,
+			r < 0 ? 0 : ans.status);
+		bad++;
+	}
 	rfile_close(f);
 	fprintf(stderr, PROG " fprobe: %u of %zu answers wrong\n", bad,
-		sizeof(p) / sizeof(p[0]) + 1);
+		sizeof(p) / sizeof(p[0]) + 4);
 	return bad ? 1 : 0;
 }
 

@@ -34,7 +34,7 @@
 #define PROG "bm fix"
 
 struct run {
-	const char *tier;		/* "file", "remote" or "rfile" */
+	const char *tier;		/* "file", "remote", "rfile" or "rfile_rdma" */
 	const char *path;		/* the pages' file */
 	const char *fs;			/* what the file is on (a key only) */
 	const char *mgr;		/* remote: the cache manager */
@@ -317,9 +317,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
-		"       " PROG " -t rfile -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
+		"       " PROG " -t rfile|rfile_rdma -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
 		"  (FILE is created, or emptied: it holds the run's pages; rfile: the\n"
-		"   file of bm fserve at ADDR, PORT 7960, written over)\n"
+		"   file of bm fserve at ADDR, PORT 7960, written over; rfile_rdma:\n"
+		"   its pages read with RDMA READs from the server's export)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
 		"              [-o OPS] [-s SEED] [-K FS_NAME] [-L]\n");
 	exit(2);
@@ -337,7 +338,7 @@ int cmd_fix(int argc, char **argv)
 	struct bm_pool_stats st;
 	struct bm_pool *pool = NULL;
 	uint64_t *lat = NULL, elapsed = 0, i, sum = 0;
-	bool mgr_set = false;
+	bool mgr_set = false, rf;
 	int c, err;
 
 	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:K:L")) != -1) {
@@ -405,10 +406,11 @@ int cmd_fix(int argc, char **argv)
 			usage();
 		}
 	}
+	rf = r.tier && (!strcmp(r.tier, "rfile") || !strcmp(r.tier, "rfile_rdma"));
 	if (optind != argc || !r.tier ||
-	    (strcmp(r.tier, "rfile") ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
-	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && strcmp(r.tier, "rfile")) ||
-	    (!strcmp(r.tier, "rfile") && r.page_size > RFILE_DATA_MAX))
+	    (!rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
+	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf) ||
+	    (rf && r.page_size > RFILE_DATA_MAX))
 		usage();
 	bench_init(PROG, dev);
 	r.pages = (uint64_t)r.frames * r.ws;
@@ -424,8 +426,10 @@ int cmd_fix(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!strcmp(r.tier, "rfile")) {
+	if (rf) {
 		err = rfile_open(&r.rf, bench_device(dev), r.rf_addr, r.rf_port);
+		if (!err && !strcmp(r.tier, "rfile_rdma"))
+			err = rfile_map(r.rf);
 		if (err) {
 			fprintf(stderr, PROG ": the file server at %s:%u: %s\n", r.rf_addr,
 				r.rf_port, strerror(-err));

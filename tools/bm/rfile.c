@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,13 @@ struct rfile {
 	uint32_t tag;
 	bool broken;		/* a request failed half-way: nothing more */
 	uint8_t *sbuf, *rbuf;
+	/* rfile_map(): the file as the server exported it */
+	unsigned int nsegs;
+	struct rfile_seg seg[RFILE_SEGS];
+	uint64_t mapped;	/* bytes: the segments' sum */
 };
 
-enum { WR_SEND = 1, WR_RECV = 2, WR_EVENT = 3 };
+enum { WR_SEND = 1, WR_RECV = 2, WR_EVENT = 3, WR_READ = 4, WR_READ2 = 5 };
 
 /*
  * Waits for the completions in @want (bits 1 << WR_SEND, 1 << WR_RECV),
@@ -69,7 +74,8 @@ static int wait_for(struct rfile *f, unsigned int want, uint32_t *byte_len)
 			}
 			if (e->status)
 				return e->status;
-			if (e->wr_id != WR_SEND && e->wr_id != WR_RECV)
+			if (e->wr_id != WR_SEND && e->wr_id != WR_RECV &&
+			    e->wr_id != WR_READ && e->wr_id != WR_READ2)
 				return -EPROTO;
 			if (e->wr_id == WR_RECV)
 				*byte_len = e->byte_len;
@@ -193,8 +199,91 @@ int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *an
 	return (int)got;
 }
 
+int rfile_map(struct rfile *f)
+{
+	const size_t hl = sizeof(struct rfile_hdr);
+	struct rfile_hdr *h = (struct rfile_hdr *)f->sbuf, a;
+	uint32_t got = 0;
+	unsigned int k, n;
+	uint64_t sum = 0;
+	int r;
+
+	if (f->broken)
+		return -EIO;
+	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC, .op = RFILE_MAP, .tag = ++f->tag };
+	r = exchange(f, hl, hl + RFILE_SEGS * sizeof(struct rfile_seg), &got);
+	if (r)
+		return r;
+	memcpy(&a, f->rbuf, hl);
+	if (got < hl || a.magic != RFILE_MAGIC || a.tag != f->tag || a.op != RFILE_MAPPED) {
+		f->broken = true;
+		return -EPROTO;
+	}
+	if (a.status)
+		return a.status > 0 && a.status < 4096 ? -a.status : -EPROTO;
+	/* segments: 1 to 8, each not empty, in order, contiguous */
+	n = a.len / sizeof(struct rfile_seg);
+	if (!n || n > RFILE_SEGS || a.len != n * sizeof(struct rfile_seg) ||
+	    got != hl + a.len) {
+		f->broken = true;
+		return -EPROTO;
+	}
+	memcpy(f->seg, f->rbuf + hl, a.len);
+	for (k = 0; k < n; k++) {
+		if (!f->seg[k].len ||
+		    (k && f->seg[k].addr != f->seg[k - 1].addr + f->seg[k - 1].len)) {
+			f->broken = true;
+			return -EPROTO;
+		}
+		sum += f->seg[k].len;
+	}
+	f->nsegs = n;
+	f->mapped = sum;
+	return 0;
+}
+
+/* @len bytes at @off with RDMA READs from the export (at most two). */
+static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
+{
+	struct mrrc_wr w[2];
+	unsigned int k, nw = 0, want = 0;
+	uint64_t start = 0, pos = off;
+	size_t left = len;
+	uint32_t got;
+	int r;
+
+	if (!len || len > RFILE_DATA_MAX || off > f->mapped || len > f->mapped - off)
+		return -EINVAL;
+	for (k = 0; k < f->nsegs && left; start += f->seg[k].len, k++) {
+		uint64_t end = start + f->seg[k].len;
+		size_t n;
+
+		if (pos >= end)
+			continue;
+		if (nw == 2)
+			return -EINVAL;	/* over three segments: not a page */
+		n = end - pos < left ? (size_t)(end - pos) : left;
+		w[nw] = (struct mrrc_wr){ .wr_id = WR_READ + nw, .conn = f->conn,
+					  .opcode = MRRC_OP_READ,
+					  .addr = (uintptr_t)buf + (pos - off), .len = n,
+					  .remote_addr = f->seg[k].addr + (pos - start),
+					  .rkey = f->seg[k].rkey };
+		want |= 1u << (WR_READ + nw);
+		nw++;
+		pos += n;
+		left -= n;
+	}
+	r = mrrc_post(f->fd, w, nw, NULL);
+	r = r ?: wait_for(f, want, &got);
+	if (r)
+		f->broken = true;
+	return r;
+}
+
 int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len)
 {
+	if (f->nsegs && !f->broken)
+		return read_mapped(f, off, buf, len);
 	return request(f, RFILE_READ, off, buf, len);
 }
 
@@ -223,8 +312,8 @@ void rfile_close(struct rfile *f)
  * dropped is "dying" until then, and its slot is not reused.
  */
 struct client {
-	bool used, up, dying;
-	uint32_t conn;
+	bool used, up, dying, exported;
+	uint32_t conn, export;		/* exported: its export of the file */
 	unsigned int outstanding;	/* operations posted, not completed */
 	unsigned int answers;		/* of them, answer SENDs */
 	uint64_t last_ns;		/* its last completion or request */
@@ -234,9 +323,11 @@ struct client {
 static struct server {
 	int fd, file;
 	uint64_t size;
+	void *map;			/* the file, for exports (MAP) */
+	int map_err;			/* why not: EFBIG, or mmap()'s */
 	uint32_t listener;
 	struct client c[CONNS_MAX];
-	unsigned long requests, refused, clients, turned_away, timed_out;
+	unsigned long requests, refused, clients, turned_away, timed_out, exports;
 	uint64_t bytes_read, bytes_written;
 } s;
 
@@ -296,6 +387,8 @@ static void drop(unsigned int i)
 
 	if (!c->used || c->dying)
 		return;
+	if (c->exported)	/* revoked before it returns */
+		mrrc_unexport(s.fd, c->export);
 	mrrc_destroy(s.fd, c->conn);
 	c->dying = true;
 	c->up = false;
@@ -340,6 +433,47 @@ static void reap(void)
 	}
 }
 
+/*
+ * MAP: the file exported to client @i alone, read-only, once; its
+ * segments in the answer.  EFBIG for a file over the export's 2 GiB,
+ * EINVAL for a second MAP.
+ */
+static int map_file(unsigned int i, unsigned int slot, struct rfile_hdr *a,
+		    struct mrrc_wr *w)
+{
+	struct client *c = &s.c[i];
+	struct mrrc_seg seg[RFILE_SEGS];
+	unsigned int n = RFILE_SEGS, k;
+	int status = 0, r;
+
+	a->op = RFILE_MAPPED;
+	if (c->exported)
+		status = EINVAL;
+	else if (!s.map)
+		status = s.map_err;
+	if (!status) {
+		r = mrrc_export(s.fd, s.map, s.size, MRRC_ACCESS_REMOTE_READ, &c->conn, 1,
+				seg, &n, &c->export);
+		status = r < 0 ? -r : 0;
+	}
+	if (!status) {
+		struct rfile_seg *out = (struct rfile_seg *)(c->sbuf[slot] + sizeof(*a));
+
+		c->exported = true;
+		s.exports++;
+		for (k = 0; k < n; k++)
+			out[k] = (struct rfile_seg){ .addr = seg[k].addr,
+						     .len = (uint32_t)seg[k].length,
+						     .rkey = seg[k].rkey };
+		a->len = n * sizeof(*out);
+		w->len += a->len;
+	} else {
+		s.refused++;
+	}
+	a->status = status;
+	return srv_post(i, w);
+}
+
 /* A request in slot @slot of client @i, @got bytes: its answer. */
 static int serve(unsigned int i, unsigned int slot, uint32_t got)
 {
@@ -357,6 +491,8 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 		memcpy(&q, c->rbuf[slot], hl);
 	*a = (struct rfile_hdr){ .magic = RFILE_MAGIC, .tag = q.tag, .len = 0,
 				 .off = q.off };
+	if (got == hl && q.magic == RFILE_MAGIC && q.op == RFILE_MAP)
+		return map_file(i, slot, a, &w);
 	if (got < hl || q.magic != RFILE_MAGIC ||
 	    (q.op != RFILE_READ && q.op != RFILE_WRITE)) {
 		status = EPROTO;
@@ -480,6 +616,15 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		close(s.file);
 		return r;
 	}
+	/* for one-sided reads (MAP): the export's limit is 2 GiB */
+	s.map_err = EFBIG;
+	if (size <= 1ull << 31) {
+		s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.file, 0);
+		if (s.map == MAP_FAILED) {
+			s.map_err = errno;	/* a file system without it: 9p */
+			s.map = NULL;
+		}
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	s.fd = mrrc_open(0);
@@ -512,14 +657,16 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		for (i = 0; !r && i < (unsigned int)k; i++)
 			r = handle(&cq[i]);
 	}
-	fprintf(stderr, "bm fserve: %lu clients (%lu turned away, %lu timed out), %lu requests (%lu refused), %llu bytes read, %llu written\n",
-		s.clients, s.turned_away, s.timed_out, s.requests, s.refused,
+	fprintf(stderr, "bm fserve: %lu clients (%lu turned away, %lu timed out, %lu mapped), %lu requests (%lu refused), %llu bytes read, %llu written\n",
+		s.clients, s.turned_away, s.timed_out, s.exports, s.requests, s.refused,
 		(unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written);
 	/* closing revokes everything of the context: then the buffers go */
 	mrrc_close(s.fd);
 	for (i = 0; i < CONNS_MAX; i++)
 		if (s.c[i].used)
 			release(i);
+	if (s.map)
+		munmap(s.map, size);
 	if (fsync(s.file) && !r)
 		r = -errno;
 	close(s.file);

@@ -25,7 +25,21 @@
 #define RFILE_MAGIC	0x72666c31u	/* "rfl1" */
 #define RFILE_DATA_MAX	16384u		/* bytes per request */
 
-enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN };
+enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_MAPPED };
+
+/*
+ * MAP asks the server to export its file for one-sided READs on this
+ * connection (read-only, the module's explicit export: revoked when the
+ * client goes; EFBIG for a file over 2 GiB, or why the server could not
+ * map it); MAPPED answers with the file's segments as the peer
+ * addresses them, in order and contiguous (at most RFILE_SEGS).
+ */
+#define RFILE_SEGS	8u
+struct rfile_seg {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t rkey;
+};
 
 struct rfile_hdr {
 	uint32_t magic;
@@ -50,6 +64,13 @@ int rfile_open(struct rfile **f, const char *dev, const char *addr,
 int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len);
 int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len);
 void rfile_close(struct rfile *f);
+/*
+ * From now on, rfile_read() reads with one-sided RDMA READs from the
+ * server's export of its file (writes still go through the server): 0,
+ * -EFBIG for a file over 2 GiB, or a negative errno (the server's file
+ * system may not map files: 9p without a cache).
+ */
+int rfile_map(struct rfile *f);
 /*
  * Tests: sends @len bytes of @msg as they are and waits for the answer:
  * its length (its header in *@ans), or a negative errno.
