@@ -298,14 +298,16 @@ set key bottom left
 set title "FIX + UNFIX per second"
 set ylabel "ops/s"
 set logscale y
+set yrange [10:2e6]
 plot "$tmp/bm-throughput_ops-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
      "$tmp/bm-throughput_ops-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-throughput_ops-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
      "$tmp/bm-throughput_ops-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
      "$tmp/bm-throughput_ops-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 set title "p99 FIX latency"
-set key center right
+set key top left
 set ylabel "µs"
+set yrange [10:1e6]
 plot "$tmp/bm-fix_p99_us-tmpfs" title "file in the guest's memory (tmpfs)" pt 6, \
      "$tmp/bm-fix_p99_us-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-fix_p99_us-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
