@@ -40,7 +40,8 @@ struct rfile {
 enum { WR_SEND = 1, WR_RECV = 2, WR_EVENT = 3, WR_READ = 4, WR_READ2 = 5 };
 
 /*
- * Waits for the completions in @want (bits 1 << WR_SEND, 1 << WR_RECV),
+ * Waits for the completions in @want (bits 1 << WR_SEND, WR_RECV,
+ * WR_READ, WR_READ2, WR_EVENT),
  * with the answer's length in *@byte_len; our connection breaking is
  * -ECONNRESET, a failed operation its status.
  */
@@ -215,6 +216,10 @@ int rfile_map(struct rfile *f)
 	if (r)
 		return r;
 	memcpy(&a, f->rbuf, hl);
+	/* a server that does not MAP says EPROTO: two-sided reads go on */
+	if (got == hl && a.magic == RFILE_MAGIC && a.tag == f->tag &&
+	    a.op == RFILE_WRITTEN && a.status == EPROTO)
+		return -EPROTO;
 	if (got < hl || a.magic != RFILE_MAGIC || a.tag != f->tag || a.op != RFILE_MAPPED) {
 		f->broken = true;
 		return -EPROTO;
@@ -246,7 +251,7 @@ int rfile_map(struct rfile *f)
 static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 {
 	struct mrrc_wr w[2];
-	unsigned int k, nw = 0, want = 0;
+	unsigned int k, nw = 0, want = 0, done = 0;
 	uint64_t start = 0, pos = off;
 	size_t left = len;
 	uint32_t got;
@@ -254,14 +259,19 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 
 	if (!len || len > RFILE_DATA_MAX || off > f->mapped || len > f->mapped - off)
 		return -EINVAL;
+	/* more than two segments: through the server */
+	for (k = 0, nw = 0; k < f->nsegs; start += f->seg[k].len, k++)
+		nw += start < off + len && start + f->seg[k].len > off;
+	if (nw > 2)
+		return request(f, RFILE_READ, off, buf, len);
+	start = 0;
+	nw = 0;
 	for (k = 0; k < f->nsegs && left; start += f->seg[k].len, k++) {
 		uint64_t end = start + f->seg[k].len;
 		size_t n;
 
 		if (pos >= end)
 			continue;
-		if (nw == 2)
-			return -EINVAL;	/* over three segments: not a page */
 		n = end - pos < left ? (size_t)(end - pos) : left;
 		w[nw] = (struct mrrc_wr){ .wr_id = WR_READ + nw, .conn = f->conn,
 					  .opcode = MRRC_OP_READ,
@@ -273,10 +283,20 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 		pos += n;
 		left -= n;
 	}
-	r = mrrc_post(f->fd, w, nw, NULL);
+	r = mrrc_post(f->fd, w, nw, &done);
 	r = r ?: wait_for(f, want, &got);
-	if (r)
+	if (r) {
+		/*
+		 * A READ may still be posted into the caller's buffer: the
+		 * context goes, and with it every registration and queue
+		 * pair, before the caller has its buffer back.
+		 */
 		f->broken = true;
+		if (done) {
+			mrrc_close(f->fd);
+			f->fd = -1;
+		}
+	}
 	return r;
 }
 
@@ -296,7 +316,8 @@ void rfile_close(struct rfile *f)
 {
 	if (!f)
 		return;
-	mrrc_close(f->fd);	/* the module tears the connection down */
+	if (f->fd >= 0)
+		mrrc_close(f->fd);	/* the module tears the connection down */
 	free(f->sbuf);
 	free(f->rbuf);
 	free(f);
@@ -387,8 +408,9 @@ static void drop(unsigned int i)
 
 	if (!c->used || c->dying)
 		return;
-	if (c->exported)	/* revoked before it returns */
-		mrrc_unexport(s.fd, c->export);
+	/* revoked before it returns (destroying the connection would, too) */
+	if (c->exported && mrrc_unexport(s.fd, c->export))
+		fprintf(stderr, "bm fserve: revoking client %u's export failed\n", i);
 	mrrc_destroy(s.fd, c->conn);
 	c->dying = true;
 	c->up = false;
@@ -426,7 +448,12 @@ static void reap(void)
 	for (i = 0; i < CONNS_MAX; i++) {
 		const struct client *c = &s.c[i];
 
-		if (c->up && now - c->last_ns > (c->answers ? WAIT_NS : IDLE_NS)) {
+		/*
+		 * (a client that maps the file reads without a message: only
+		 * an answer it leaves untaken counts against it)
+		 */
+		if (c->up && (c->answers || !c->exported) &&
+		    now - c->last_ns > (c->answers ? WAIT_NS : IDLE_NS)) {
 			s.timed_out++;
 			drop(i);
 		}
@@ -618,7 +645,7 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 	}
 	/* for one-sided reads (MAP): the export's limit is 2 GiB */
 	s.map_err = EFBIG;
-	if (size <= 1ull << 31) {
+	if (size <= RFILE_MAP_MAX) {
 		s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.file, 0);
 		if (s.map == MAP_FAILED) {
 			s.map_err = errno;	/* a file system without it: 9p */
@@ -629,6 +656,8 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 	sigaction(SIGINT, &sa, NULL);
 	s.fd = mrrc_open(0);
 	if (s.fd < 0) {
+		if (s.map)
+			munmap(s.map, size);
 		close(s.file);
 		return s.fd;
 	}

@@ -28,13 +28,24 @@
 enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_MAPPED };
 
 /*
- * MAP asks the server to export its file for one-sided READs on this
- * connection (read-only, the module's explicit export: revoked when the
- * client goes; EFBIG for a file over 2 GiB, or why the server could not
- * map it); MAPPED answers with the file's segments as the peer
+ * MAP asks the server to export its file for one-sided READs, the
+ * export tied to this client's connection (read-only, the module's
+ * explicit export: revoked when the client goes; like every key of the
+ * server's context, usable on its other connections too: they may read
+ * the file anyway).  EFBIG for a file over RFILE_MAP_MAX, or why the
+ * server could not map or pin it (on Linux 6.5 and later only a tmpfs
+ * file can be pinned so: EFAULT otherwise).  MAPPED answers with the
+ * file's segments as the peer
  * addresses them, in order and contiguous (at most RFILE_SEGS).
  */
 #define RFILE_SEGS	8u
+/*
+ * The largest file MAP exports: the export keeps the whole file's region
+ * in the server's registration cache (1 GiB by default), which must keep
+ * room for its other clients' buffers; and every client's export pins
+ * the file once more.
+ */
+#define RFILE_MAP_MAX	(256ull << 20)
 struct rfile_seg {
 	uint64_t addr;
 	uint32_t len;
@@ -67,8 +78,10 @@ void rfile_close(struct rfile *f);
 /*
  * From now on, rfile_read() reads with one-sided RDMA READs from the
  * server's export of its file (writes still go through the server): 0,
- * -EFBIG for a file over 2 GiB, or a negative errno (the server's file
- * system may not map files: 9p without a cache).
+ * -EFBIG for a file over RFILE_MAP_MAX, -EPROTO from a server that does
+ * not MAP (the handle stays usable, two-sided), or a negative errno.
+ * A read that fails half-way closes the handle's context first, so that
+ * nothing is left posted into the caller's buffer.
  */
 int rfile_map(struct rfile *f);
 /*
