@@ -181,7 +181,6 @@ static struct node {
 	bool *lk_page;			/* [pages] */
 	uint64_t tickets;
 	unsigned long locks_of_dead;	/* released by a node's death */
-	unsigned long moves;		/* slots that went a step further */
 	unsigned long locks_taken;
 	unsigned long lost;		/* messages to a connection already closed */
 	bool sent_done;		/* our DONE is sent (or queued) */
@@ -969,7 +968,8 @@ static struct slot *free_slot(void)
  * handler): its lock is granted: the read or write; the operation is
  * over: the increment's write (-C), or the lock given back and the slot
  * free.  -EBUSY from the protocol (a read or write of the page in flight
- * here) is tried again later.
+ * here) is tried again later.  1 if the slot went a step further, 0 if
+ * not, or a negative errno.
  */
 static int advance(struct slot *sl)
 {
@@ -978,37 +978,30 @@ static int advance(struct slot *sl)
 	if (!sl->busy || sl->step != S_RW)
 		return 0;
 	if (sl->stage == RW_GO && sl->doomed) {	/* nothing to do on it now */
-		n.moves++;
 		r = unlock(sl);
 		sl->busy = false;
 		n.abandoned++;
-		return r;
+		return r ?: 1;
 	}
 	if (sl->stage == RW_GO) {
-		n.moves++;
 		sl->stage = RW_OP;
 		r = n.counter ? issue(sl, false, sl->page, 0) :
 		    issue(sl, sl->excl, sl->page, sl->excl ? new_value() : 0);
-		if (r == -EBUSY) {
+		if (r == -EBUSY)
 			sl->stage = RW_GO;
-			n.moves--;
-		}
-		return r == -EBUSY ? 0 : r;
+		return r == -EBUSY ? 0 : r ?: 1;
 	}
 	if (sl->stage != RW_OP || !sl->ready)
 		return 0;
-	n.moves++;
 	if (n.counter && !sl->write) {
 		/* the increment: one more than what it read */
 		r = issue(sl, true, sl->page, sl->got + 1);
-		if (r == -EBUSY)
-			n.moves--;
-		return r == -EBUSY ? 0 : r;
+		return r == -EBUSY ? 0 : r ?: 1;
 	}
 	r = sl->lk == LK_HELD ? unlock(sl) : 0;
 	sl->busy = false;
 	n.completed++;
-	return r;
+	return r ?: 1;
 }
 
 /* A new read or write on a free slot; -EBUSY if none could start. */
@@ -1048,31 +1041,28 @@ static int start_op(void)
 /* Random operations on every free slot, up to -o of them. */
 static int start_ops(void)
 {
-	unsigned long busy, gen;
 	unsigned int i;
+	bool moved;
 	int r;
 
 	/* until nothing moves: a release here may grant here, and so on */
 	do {
-		gen = n.moves;
+		moved = false;
 		for (i = 0; i < n.inflight; i++) {
 			r = advance(&n.slot[i]);
-			if (r)
+			if (r < 0)
 				return r;
+			moved |= r;
 		}
-		for (;;) {
-			for (i = 0, busy = 0; i < n.inflight; i++)
-				busy += n.slot[i].busy;
-			if (n.completed + busy >= n.ops)
-				break;
+		while (n.completed + busy_slots() < n.ops) {
 			r = start_op();
 			if (r == -EBUSY)
 				break;
 			if (r)
 				return r;
-			n.moves++;
+			moved = true;
 		}
-	} while (gen != n.moves);
+	} while (moved);
 	return 0;
 }
 
@@ -1579,6 +1569,20 @@ static int cmd_node(int argc, char **argv)
 
 /* ---- bm check ------------------------------------------------------------- */
 
+/* What a history's header says of its locks (all 0 in older histories). */
+struct hist_locks {
+	unsigned int lock_node, locking, counter;
+};
+
+static struct hist_locks hist_locks(const char *header)
+{
+	struct hist_locks h = { 0 };
+
+	sscanf(header, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u counter %u",
+	       &h.lock_node, &h.locking, &h.counter);
+	return h;
+}
+
 struct hold {
 	uint64_t inv, res;
 	bool excl;
@@ -1659,7 +1663,7 @@ static int cmd_check(int argc, char **argv)
 	size_t *nops = NULL, *cap = NULL, *nhl = NULL, *hcap = NULL, total = 0, cnt, lines;
 	size_t holds = 0;
 	unsigned long bad = 0, bad_lock = 0;
-	unsigned int ln, lk, ctr, lock_cfg[3] = { 0 };
+	struct hist_locks hlk, lock_cfg = { 0 };
 	unsigned long long v, a, b;
 	char line[256], why[256];
 	int w, r = 0, k;
@@ -1676,17 +1680,14 @@ static int cmd_check(int argc, char **argv)
 			return 2;
 		}
 		/* the lock node, -x and -C: the same at every node */
-		ln = lk = ctr = 0;
-		sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u counter %u",
-		       &ln, &lk, &ctr);
-		if (files && (ln != lock_cfg[0] || lk != lock_cfg[1] || ctr != lock_cfg[2])) {
+		hlk = hist_locks(line);
+		if (files && (hlk.lock_node != lock_cfg.lock_node ||
+			      hlk.locking != lock_cfg.locking || hlk.counter != lock_cfg.counter)) {
 			fprintf(stderr, PROG ": %s: another lock node, -x or -C than %s\n",
 				argv[k], argv[1]);
 			return 2;
 		}
-		lock_cfg[0] = ln;
-		lock_cfg[1] = lk;
-		lock_cfg[2] = ctr;
+		lock_cfg = hlk;
 		if (!pages) {
 			pages = np;
 			nodes = nn;
@@ -1752,7 +1753,7 @@ static int cmd_check(int argc, char **argv)
 			bad_lock++;
 		}
 		free(hl[i]);
-		k = lock_cfg[2] && lost_update(ops[i], nops[i], why, sizeof(why)) ? 1 :
+		k = lock_cfg.counter && lost_update(ops[i], nops[i], why, sizeof(why)) ? 1 :
 		    lin_check(ops[i], nops[i], 0, why, sizeof(why));
 		if (k < 0) {
 			fprintf(stderr, PROG ": page %u: a malformed history (%s)\n", i,
@@ -1800,7 +1801,8 @@ static int cmd_lat(int argc, char **argv)
 	struct { uint64_t *v; size_t n, cap; } g[K_KINDS][2] = { 0 };
 	unsigned int node, nn, np, page, files = 0, w, l;
 	unsigned int inflight = 0, wpct = 0, keys = 0, kk, ww, kx = 0;
-	unsigned int nodes = 0, pages = 0, lock_node, ln, lk, locking = 0, lock_node0 = 0;
+	unsigned int nodes = 0, pages = 0;
+	struct hist_locks hlk, first = { 0 };
 	size_t lines;
 	unsigned long long v, a, b;
 	char line[256];
@@ -1829,15 +1831,9 @@ static int cmd_lat(int argc, char **argv)
 			keys = kx;
 		}
 		/* where its locks were: local if this node was the lock node */
-		lock_node = 0;
-		lk = 0;
-		if (sscanf(line, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u",
-			   &ln, &lk) >= 1)
-			lock_node = ln;
-		if (!files) {
-			locking = lk;
-			lock_node0 = lock_node;
-		}
+		hlk = hist_locks(line);
+		if (!files)
+			first = hlk;
 		nodes = nn;
 		pages = np;
 		files++;
@@ -1860,7 +1856,7 @@ static int cmd_lat(int argc, char **argv)
 					r = 2;
 					break;
 				}
-				l = lock_node == node;
+				l = hlk.lock_node == node;
 				b = a;
 				a = v;
 			}
@@ -1910,7 +1906,7 @@ static int cmd_lat(int argc, char **argv)
 				       "\"write_pct\":%u,\"keys\":%u,\"locking\":%u,\"lock_node\":%u",
 				       metric[m], val, m ? "us" : "ops", kind_name[w],
 				       l ? "local" : "remote", nodes, pages, files, inflight,
-				       wpct, keys, locking, lock_node0);
+				       wpct, keys, first.locking, first.lock_node);
 				bench_json_end(stdout);
 			}
 next:
@@ -1984,18 +1980,12 @@ static int cmd_fprobe(int argc, char **argv)
 	unsigned int port = 7960, i, bad = 0;
 	struct rfile_hdr *h = (struct rfile_hdr *)msg, ans;
 	struct rfile *f;
-	char *colon;
 	int opt, r;
 
 	while ((opt = getopt(argc, argv, "R:d:")) != -1) {
 		switch (opt) {
 		case 'R':
-			addr = optarg;
-			colon = strchr(optarg, ':');
-			if (colon) {
-				*colon = '\0';
-				port = bench_opt_u64(PROG, "-R", colon + 1, 1, 65535);
-			}
+			addr = bm_opt_addr(PROG, "-R", optarg, &port);
 			break;
 		case 'd': dev = optarg; break;
 		default: return 2;

@@ -39,6 +39,14 @@ static inline uint64_t bm_percentile(const uint64_t *sorted, size_t n,
 	return sorted[(n * pct + 99) / 100 - 1];
 }
 
+/*
+ * An "ADDR[:PORT]" option: @arg cut at its colon, returned as the
+ * address; the port, if given, checked (1 to 65535) into *@port (exits 2
+ * if it is not one).
+ */
+const char *bm_opt_addr(const char *prog, const char *opt, char *arg,
+			unsigned int *port);
+
 /* bm fix: the frame pool's load over a file or a Redy cache (fixbench.c) */
 int cmd_fix(int argc, char **argv);
 

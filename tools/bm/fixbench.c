@@ -38,7 +38,7 @@ struct run {
 	const char *path;		/* the pages' file */
 	const char *fs;			/* what the file is on (a key only) */
 	const char *mgr;		/* remote: the cache manager */
-	uint16_t mgr_port;
+	unsigned int mgr_port;		/* (bm_opt_addr(): at most 65535) */
 	unsigned int frames;
 	size_t page_size;
 	unsigned int ws;		/* pages = frames * ws */
@@ -124,16 +124,26 @@ static int file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+/* Page @page read from, or written to, wherever the run keeps its pages. */
+static int page_io(struct run *r, bool write, uint64_t page, void *buf)
+{
+	uint64_t off = page * r->page_size;
+
+	if (r->rf)
+		return write ? rfile_write(r->rf, off, buf, r->page_size) :
+			       rfile_read(r->rf, off, buf, r->page_size);
+	if (r->cache)
+		return write ? redy_cache_write(r->cache, off, buf, r->page_size) :
+			       redy_cache_read(r->cache, off, buf, r->page_size);
+	return file_io(r->fd, write, off, buf, r->page_size);
+}
+
 static int tier_read(void *arg, uint64_t page, void *buf)
 {
 	struct run *r = arg;
 
 	r->tier_reads++;
-	if (r->rf)
-		return rfile_read(r->rf, page * r->page_size, buf, r->page_size);
-	if (r->cache)
-		return redy_cache_read(r->cache, page * r->page_size, buf, r->page_size);
-	return file_io(r->fd, false, page * r->page_size, buf, r->page_size);
+	return page_io(r, false, page, buf);
 }
 
 static int tier_write(void *arg, uint64_t page, const void *buf)
@@ -143,11 +153,7 @@ static int tier_write(void *arg, uint64_t page, const void *buf)
 	r->tier_writes++;
 	if (r->lose_writes)
 		return 0;
-	if (r->rf)
-		return rfile_write(r->rf, page * r->page_size, buf, r->page_size);
-	if (r->cache)
-		return redy_cache_write(r->cache, page * r->page_size, buf, r->page_size);
-	return file_io(r->fd, true, page * r->page_size, (void *)buf, r->page_size);
+	return page_io(r, true, page, (void *)buf);
 }
 
 /* A page as the run left it: its number, its version, then filler. */
@@ -186,29 +192,25 @@ static int populate(struct run *r)
 
 	if (!buf)
 		return -ENOMEM;
-	if (r->rf) {
-		for (i = 0; i < r->pages && !err; i++) {
-			page_fill(buf, r->page_size, i, 0);
-			err = rfile_write(r->rf, i * r->page_size, buf, r->page_size);
+	if (!r->rf) {
+		r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (r->fd < 0) {
+			err = -errno;
+			fprintf(stderr, PROG ": %s: %s\n", r->path, strerror(errno));
+			goto out;
 		}
-		if (err)
-			fprintf(stderr, PROG ": writing the file at %s:%u: %s\n",
-				r->rf_addr, r->rf_port, strerror(-err));
-		goto out;
 	}
-	r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (r->fd < 0) {
-		err = -errno;
-		fprintf(stderr, PROG ": %s: %s\n", r->path, strerror(errno));
-		goto out;
-	}
+	/* (no Redy cache yet: it is made from the file) */
 	for (i = 0; i < r->pages && !err; i++) {
 		page_fill(buf, r->page_size, i, 0);
-		err = file_io(r->fd, true, i * r->page_size, buf, r->page_size);
+		err = page_io(r, true, i, buf);
 	}
-	if (!err && fsync(r->fd))
+	if (!err && !r->rf && fsync(r->fd))
 		err = -errno;
-	if (err)
+	if (err && r->rf)
+		fprintf(stderr, PROG ": writing the file at %s:%u: %s\n",
+			r->rf_addr, r->rf_port, strerror(-err));
+	else if (err)
 		fprintf(stderr, PROG ": writing %s: %s\n", r->path, strerror(-err));
 out:
 	free(buf);
@@ -313,6 +315,18 @@ static void emit(const struct run *r, const char *metric, double value,
 	bench_json_end(stdout);
 }
 
+const char *bm_opt_addr(const char *prog, const char *opt, char *arg,
+			unsigned int *port)
+{
+	char *colon = strchr(arg, ':');
+
+	if (colon) {
+		*colon = '\0';
+		*port = (unsigned int)bench_opt_u64(prog, opt, colon + 1, 1, 65535);
+	}
+	return arg;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -349,29 +363,13 @@ int cmd_fix(int argc, char **argv)
 		case 'f':
 			r.path = optarg;
 			break;
-		case 'M': {
-			char *colon = strchr(optarg, ':');
-
+		case 'M':
 			mgr_set = true;
-			r.mgr = optarg;
-			if (colon) {
-				*colon = '\0';
-				r.mgr_port = (uint16_t)bench_opt_u64(PROG, "-M", colon + 1,
-								     1, 65535);
-			}
+			r.mgr = bm_opt_addr(PROG, "-M", optarg, &r.mgr_port);
 			break;
-		}
-		case 'R': {
-			char *colon = strchr(optarg, ':');
-
-			r.rf_addr = optarg;
-			if (colon) {
-				*colon = '\0';
-				r.rf_port = (unsigned int)bench_opt_u64(PROG, "-R", colon + 1,
-									 1, 65535);
-			}
+		case 'R':
+			r.rf_addr = bm_opt_addr(PROG, "-R", optarg, &r.rf_port);
 			break;
-		}
 		case 'd':
 			dev = optarg;
 			break;
@@ -447,7 +445,7 @@ int cmd_fix(int argc, char **argv)
 		struct redy_slo slo = { .lat_ns = 1e9, .tput_ops = 1 };
 		struct redy_cache_opts o = { .dev = dev, .file = r.path };
 
-		err = redy_cache_create(&r.cache, r.mgr, r.mgr_port,
+		err = redy_cache_create(&r.cache, r.mgr, (uint16_t)r.mgr_port,
 					r.pages * r.page_size, &slo, 3600, &o);
 		if (err) {
 			fprintf(stderr, PROG ": a Redy cache of %" PRIu64 " bytes at %s:%u: %s\n",
