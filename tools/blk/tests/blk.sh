@@ -93,6 +93,18 @@ expect_err() {	# expect_err WHAT ERRNO-TEXT ARGS...
 expect_err "attach to a host name" "Invalid argument" attach not-an-address
 expect_err "attach with port 0" "Invalid argument" attach "$peer:0"
 expect_err "attach with depth 257" "Invalid argument" attach "$peer" -d 257
+# In a pair, b may get here before a's link or rxe device answers: until
+# then the attach fails with "No route to host" or "timed out", not with a
+# refusal.  Wait (60 s at most) for the peer's CM to answer at all.
+if [ "$mode" != local ]; then
+	until=$(($(date +%s) + 60))
+	while [ "$(date +%s)" -lt $until ]; do
+		mrrc blk attach "$peer:7799" > /dev/null 2> "$out/err.txt"
+		grep -q "No route to host\|timed out" "$out/err.txt" || break
+		cat "$out/err.txt" >> "$log"
+		sleep 2
+	done
+fi
 expect_err "attach to a port with no server" "Connection refused" \
 	attach "$peer:7799"
 expect_err "detach of no device" "no device" detach mrrcb9
