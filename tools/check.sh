@@ -301,6 +301,13 @@ kv_pair_run() {	# kv_pair_run KVER_A KVER_B: A runs mrrcd, B its clients
 }
 [ -z "${MRRC_CHECK_FULL:-}" ] || kv_pair_run "$ka" "$kb"
 
+# Three VMs on one segment, a buffer manager's node in each, their
+# clocks apart (tools/bm/tests/bm_trio.sh).
+section "three test VMs on a shared segment"
+tools/bm/tests/bm_trio.sh "$B/check/trio" "$kb" "$ka" "$kb" > "$L/trio.tap" 2>&1
+tap "[trio]" "$L/trio.tap"
+reported "[trio] bm_trio" "$L/trio.tap" "$B/check/trio/trio.log"
+
 section "debug kernel lane"
 t0=$(date +%s)
 if ! kd=$(tools/vm/debug-kernel.sh 2> "$L/debug-kernel.log"); then

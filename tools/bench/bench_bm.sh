@@ -20,7 +20,9 @@
 #                             also gives op shared_lock and
 #                             exclusive_lock, the time to get one
 #   coherence_throughput_ops  also with locks (key locking 1; BM_LOCK_OPS
-#                             (6000) per node)
+#                             (6000) per node), and with one-sided reads
+#                             (key one_sided 1, as many operations; bm
+#                             lat of BM_LAT_OPS one-sided reads too)
 #   dht_throughput_ops        the hash table's operations per second at
 #                             its access node, per phase (insert, lookup,
 #                             update, lookup_again, erase; keys nodes 1-3,
@@ -104,12 +106,21 @@ cluster onelk 7750 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 0"
 $b/bm lat $out/onelk.0.hist
 cluster onelk1 7650 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 1"
 $b/bm lat $out/onelk1.0.hist
+# and with one-sided reads (-R): a remote read an RDMA READ of the home's
+# table, without its CPU (key one_sided 1)
+cluster one1s 7450 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-R"
+$b/bm lat $out/one1s.0.hist
 # the three nodes again, with locks at node 0
 lops=${BM_LOCK_OPS:-6000}
 t2=$(date +%s.%N)
 cluster locked 7550 "$lops" "$lops" 4 "$wpct" "-x"
 t3=$(date +%s.%N)
 $b/bm check $out/locked.?.hist
+# and with one-sided reads
+t4=$(date +%s.%N)
+cluster onesided 7350 "$lops" "$lops" 4 "$wpct" "-R"
+t5=$(date +%s.%N)
+$b/bm check $out/onesided.?.hist
 # the hash table (§4; the paper's §6.2.1): node 0 its access node with
 # BM_DHT_KEYS (1200) keys, inserted, looked up, updated, looked up again
 # and erased, their values Malloc'd over 1, 2 or 3 nodes (as many pages
@@ -193,11 +204,11 @@ fix_bench() {
 fix_bench
 kernel=${MRRC_KVER:-$(uname -r)}
 accel=$(sed -n 's/.*MRRC_ACCEL=\([^ ]*\).*/\1/p' /proc/cmdline)
-for run in "0 $t0 $t1 $ops" "1 $t2 $t3 $lops"; do
-	# shellcheck disable=SC2086	# (four words, split on purpose)
+for run in "0 $t0 $t1 $ops 0" "1 $t2 $t3 $lops 0" "0 $t4 $t5 $lops 1"; do
+	# shellcheck disable=SC2086	# (five words, split on purpose)
 	set -- $run
-	printf '{"bench":"bm","metric":"coherence_throughput_ops","value":%s,"unit":"ops/s","nodes":3,"pages":%s,"write_pct":%s,"inflight":4,"locking":%s,"ops":%s,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \
+	printf '{"bench":"bm","metric":"coherence_throughput_ops","value":%s,"unit":"ops/s","nodes":3,"pages":%s,"write_pct":%s,"inflight":4,"locking":%s,"one_sided":%s,"ops":%s,"kernel":"%s","accel":"%s","device":"rxe0","commit":"%s","date":"%s"}\n' \
 		"$(echo "$2 $3 $4" | awk '{ printf "%.0f", 3 * $3 / ($2 - $1) }')" \
-		"$pages" "$wpct" "$1" "$4" "$kernel" "${accel:-unknown}" \
+		"$pages" "$wpct" "$1" "$5" "$4" "$kernel" "${accel:-unknown}" \
 		"${MRRC_COMMIT:-unknown}" "${MRRC_DATE:-unknown}"
 done

@@ -70,6 +70,8 @@
 #define OUTBOX_MAX	65536u	/* messages waiting for a send slot */
 #define WR_RECV		1u
 #define WR_SEND		2u
+#define WR_READ		3u
+#define READ_AGAIN_MAX	1000u	/* torn READs of one read: a home that lies */
 #define IDLE_LIMIT_NS	60000000000ull	/* no progress this long: give up */
 
 /*
@@ -80,9 +82,13 @@
  * The locks (-x): LOCK asks the lock node for a page's lock (value 1:
  * exclusive, 0: shared), GRANTED gives it (the same value), UNLOCK gives
  * it back; a node has at most one of a page's at a time (lock.h).
+ * The clocks (-T): SYNC asks node 0 for its clock (page: a sequence
+ * number), SYNCED answers with it (value) and the same number.
+ * One-sided reads (-R): EXPORT tells a node where this one's table of
+ * published pages is (value: address, page: key, len: its length).
  */
 enum { BM_DONE = COH_M_TYPES, BM_ALLOC, BM_ALLOCATED, BM_FREE, BM_FREED,
-       BM_LOCK, BM_GRANTED, BM_UNLOCK, BM_TYPES };
+       BM_LOCK, BM_GRANTED, BM_UNLOCK, BM_SYNC, BM_SYNCED, BM_EXPORT, BM_TYPES };
 
 /* What a slot is doing: a random operation, or a step of a table's one. */
 enum { S_RW, S_ALLOC, S_WRITE, S_READ, S_TOMB, S_FREE };
@@ -108,12 +114,27 @@ struct bm_msg {
 	uint8_t type;
 	uint8_t pad[3];
 	uint32_t page;
-	uint32_t pad2;
+	uint32_t len;		/* EXPORT only; 0 otherwise */
 	uint64_t value;
+};
+
+/*
+ * -R: a page as its home publishes it for one-sided reads, in a table
+ * exported for remote READ: its value (the home's, always the last
+ * committed one: writes go through to the home) and a check word that
+ * depends on the value and the page, so that a READ that raced the
+ * home's update of either word, or landed on another page, is seen.
+ */
+struct bm_pub {
+	uint64_t value;
+	uint64_t check;
 };
 
 struct peer {
 	bool connected, requested, done;
+	bool exported;		/* -R: its table's place is known */
+	uint64_t pub_addr;
+	uint32_t pub_rkey;
 	bool dead;		/* gone before it said it was done */
 	uint32_t conn, listener;
 	struct bm_msg *rbuf;	/* RECV_SLOTS */
@@ -136,6 +157,8 @@ struct slot {
 	unsigned int step, key, peer, tries;
 	uint64_t op_inv;
 	bool ready;		/* the step is over: the next one may go */
+	bool rdma;		/* -R: its READ of the home's table is posted */
+	unsigned int rereads;	/* -R: of this read, found torn */
 	uint64_t got;		/* what it read */
 	/* -x, -C: the lock, how it is wanted, since when; the stage */
 	unsigned int lk, stage;
@@ -154,6 +177,21 @@ struct dht_entry {
 	int next;		/* in the bucket's chain; -1 ends */
 	bool in;		/* in the table */
 };
+
+/*
+ * Where node 0's clock was, seen from this node's: at local time @at, node
+ * 0's read @at + @offset, give or take @err (half the shortest of
+ * CLOCK_ROUNDS round trips: Cristian's method).  0 everywhere at node 0.
+ */
+struct clock_fix {
+	uint64_t at, err;
+	int64_t offset;
+};
+
+#define CLOCK_ROUNDS	16u
+#define CLOCK_ERR_MAX_NS	10000000000ull	/* a round trip of 20 s: none */
+/* the most two clocks may drift apart, in parts per million */
+#define CLOCK_DRIFT_PPM	1000u
 
 struct hist {
 	uint32_t page;
@@ -205,6 +243,27 @@ static struct node {
 	uint64_t next_value;
 	unsigned int seed;
 	unsigned long sent, received, lies, events;
+	/*
+	 * -T: the nodes' clocks are apart (separate machines): node 0's is
+	 * the cluster's, and the others measure how far theirs is from it
+	 * before and after the workload (struct clock_fix, in the history).
+	 */
+	bool clocks;
+	struct clock_fix fix[2];
+	/*
+	 * -R: reads of pages homed elsewhere with no copy here are RDMA
+	 * READs of the home's table (pub, exported to every peer), each
+	 * slot's into rd[]; -S (tests): the home never updates its table.
+	 */
+	bool onesided, stale;
+	struct bm_pub *pub;
+	size_t pub_len;
+	uint32_t export_id;
+	struct bm_pub rd[SLOTS_MAX];
+	unsigned long reads_1s, torn;
+	uint32_t sync_seq;		/* the SYNC awaited */
+	bool sync_wait;
+	uint64_t sync_t0, sync_got;
 } n;
 
 static unsigned int home_of(unsigned int page)
@@ -371,12 +430,49 @@ static int complete(unsigned int page, bool write, uint64_t value)
 	return -EPROTO;	/* nobody asked */
 }
 
+/*
+ * The check word: a bijective mix of the value and the page (splitmix64's
+ * finalizer), so that words torn at any bytes, or a READ of another
+ * page's entry, match it only by a 2^-64 chance.
+ */
+static uint64_t pub_check(unsigned int page, uint64_t value)
+{
+	uint64_t x = value ^ ((uint64_t)page + 1) * 0x9e3779b97f4a7c15ull;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * -R: the home's page as one-sided readers see it, updated whenever a
+ * step of the protocol may have changed it: before the step's messages
+ * (the writer's WRITTEN among them) go out, so a write is visible to
+ * READs before it completes.  A reader that finds the words of two
+ * values reads again.
+ */
+static void publish(unsigned int page)
+{
+	struct bm_pub *e;
+	uint64_t v;
+
+	if (!n.pub || n.stale || home_of(page) != n.id)
+		return;
+	e = &n.pub[page];
+	v = n.home[page].value;
+	if (__atomic_load_n(&e->value, __ATOMIC_RELAXED) == v)
+		return;
+	__atomic_store_n(&e->value, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->check, pub_check(page, v), __ATOMIC_RELEASE);
+}
+
 /* Sends what a protocol step asked for; completes our own local write. */
 static int emit(unsigned int page, const struct coh_out *out)
 {
 	unsigned int i;
 	int r;
 
+	publish(page);
 	for (i = 0; i < out->n; i++) {
 		const struct coh_msg *m = &out->msg[i];
 
@@ -390,6 +486,47 @@ static int emit(unsigned int page, const struct coh_out *out)
 		if (r)
 			return r;
 	}
+	return 0;
+}
+
+/* -R: @sl's READ of its page in the home's table. */
+static int post_read(struct slot *sl)
+{
+	unsigned int home = home_of(sl->page), i = sl - n.slot;
+	const struct peer *p = &n.peer[home];
+	struct mrrc_wr w = { .wr_id = wr_id(home, WR_READ, i), .conn = p->conn,
+			     .opcode = MRRC_OP_READ, .addr = (uintptr_t)&n.rd[i],
+			     .len = sizeof(n.rd[i]),
+			     .remote_addr = p->pub_addr + sl->page * sizeof(struct bm_pub),
+			     .rkey = p->pub_rkey };
+	int r;
+
+	sl->rdma = true;
+	r = mrrc_post(n.fd, &w, 1, NULL);
+	/* closed already: the home's death, when its event comes, abandons it */
+	return r == -ENOTCONN ? 0 : r;
+}
+
+/* -R: @sl's READ came back from node @from. */
+static int read_done(unsigned int from, unsigned int i)
+{
+	struct slot *sl;
+	struct bm_pub got;
+
+	if (i >= n.inflight)
+		return -EPROTO;
+	sl = &n.slot[i];
+	if (!sl->busy || !sl->rdma || home_of(sl->page) != from)
+		return -EPROTO;
+	got = n.rd[i];
+	if (got.check != pub_check(sl->page, got.value)) {
+		/* it raced the home's update: again; always: the table is not one */
+		n.torn++;
+		return ++sl->rereads > READ_AGAIN_MAX ? -EPROTO : post_read(sl);
+	}
+	sl->rdma = false;
+	n.reads_1s++;
+	finish(sl, got.value);
 	return 0;
 }
 
@@ -563,6 +700,7 @@ static int abandon(struct slot *sl, bool dying)
 	}
 	sl->lk = LK_NONE;
 	sl->busy = false;
+	sl->rdma = false;	/* its READ, if any, is flushed with the home */
 	n.abandoned++;
 	return r;
 }
@@ -629,6 +767,22 @@ static int on_alloc_msg(unsigned int from, const struct bm_msg *m)
 	return -EPROTO;
 }
 
+/* -T: node 0 tells its clock; a node answered takes the time it came. */
+static int on_sync_msg(unsigned int from, const struct bm_msg *m)
+{
+	if (!n.clocks)
+		return -EPROTO;
+	/* only node 0 keeps the cluster's clock; a node done asks nothing */
+	if (m->type == BM_SYNC)
+		return n.id || m->value || n.peer[from].done ? -EPROTO :
+		       send_msg(from, BM_SYNCED, m->page, bm_now_ns());
+	if (from || !n.sync_wait || m->page != n.sync_seq)
+		return -EPROTO;	/* not asked, or not that time */
+	n.sync_got = m->value;
+	n.sync_wait = false;
+	return 0;
+}
+
 static int on_msg(unsigned int from, const struct bm_msg *m)
 {
 	struct coh_out out = { 0 };
@@ -640,6 +794,18 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 		return -EPROTO;
 	if (m->type == BM_DONE) {
 		n.peer[from].done = true;
+		return 0;
+	}
+	if (m->type == BM_SYNC || m->type == BM_SYNCED)
+		return on_sync_msg(from, m);
+	if (m->type == BM_EXPORT) {	/* once, with -R, of a table like ours */
+		struct peer *p = &n.peer[from];
+
+		if (!n.onesided || p->exported || m->len != n.pub_len || !m->value)
+			return -EPROTO;
+		p->pub_addr = m->value;
+		p->pub_rkey = m->page;
+		p->exported = true;
 		return 0;
 	}
 	if (m->type >= BM_LOCK)
@@ -887,6 +1053,8 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		n.peer[peer].sends--;
 		return drain_outbox(peer);
 	}
+	if (kind == WR_READ)
+		return read_done(peer, slot);
 	if (kind != WR_RECV || slot >= RECV_SLOTS ||
 	    e->byte_len != sizeof(struct bm_msg))
 		return -EPROTO;
@@ -913,6 +1081,10 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 	if (home_of(page) == n.id)
 		r = write ? coh_home_write(&n.home[page], n.id, v, &out) :
 			    coh_home_read(&n.home[page], n.id, &v, &out);
+	else if (!write && n.onesided && n.cache[page].state == COH_INVALID) {
+		sl->rereads = 0;
+		return post_read(sl);	/* no copy: the home's, without its CPU */
+	}
 	else
 		r = write ? coh_cache_write(&n.cache[page], v, &out) :
 			    coh_cache_read(&n.cache[page], &v, &out);
@@ -937,14 +1109,14 @@ static uint64_t new_value(void)
  * it does not have, a WRITE of a page it does not have (all with -K), an
  * ALLOC without -K; to node 0 as the lock node: an UNLOCK of a lock it
  * does not hold, a GRANTED (it is not the lock node), a second LOCK of a
- * page.
+ * page; a SYNCED nobody asked for; an EXPORT to a node without -R.
  */
-#define FORGE_KINDS 8u
+#define FORGE_KINDS 10u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
-		BM_UNLOCK, BM_GRANTED, BM_LOCK };
+		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT };
 	uint64_t value = kind == 4 ? new_value() : 0;
 	int r = 0;
 
@@ -1274,6 +1446,71 @@ static int dht_run(void)
 	return r;
 }
 
+/*
+ * -T: where node 0's clock is, from CLOCK_ROUNDS round trips of SYNC and
+ * SYNCED, the shortest kept; everything else is served meanwhile.
+ */
+static int clock_measure(struct clock_fix *f)
+{
+	uint64_t best = UINT64_MAX, t0, t1;
+	unsigned int k;
+	int r = 0;
+
+	for (k = 0; !r && k < CLOCK_ROUNDS; k++) {
+		n.sync_seq++;
+		n.sync_wait = true;
+		t0 = bm_now_ns();
+		r = send_msg(0, BM_SYNC, n.sync_seq, 0);
+		while (!r && n.sync_wait) {
+			r = progress(100);
+			if (!r && n.peer[0].dead)
+				r = -EHOSTDOWN;
+			if (!r && bm_now_ns() - t0 > CLOCK_ERR_MAX_NS)
+				r = -ETIMEDOUT;
+		}
+		t1 = bm_now_ns();
+		if (!r && t1 - t0 < best) {
+			best = t1 - t0;
+			f->at = t0 + best / 2;
+			f->offset = (int64_t)(n.sync_got - f->at);
+			f->err = best / 2 + 1;
+		}
+	}
+	n.sync_wait = false;
+	return r;
+}
+
+/*
+ * -R: our table, exported for remote READ on every peer's connection
+ * (for as long as they last), and where it is, to each of them.
+ */
+static int export_table(void)
+{
+	uint32_t conns[COH_NODES_MAX];
+	unsigned int i, k = 0, nseg = 1;
+	struct mrrc_seg seg;
+	int r;
+
+	for (i = 0; i < n.nodes; i++)
+		if (i != n.id)
+			conns[k++] = n.peer[i].conn;
+	if (!k)
+		return 0;
+	r = mrrc_export(n.fd, n.pub, n.pub_len, MRRC_ACCESS_REMOTE_READ, conns, k,
+			&seg, &nseg, &n.export_id);
+	if (r < 0)
+		return r;
+	for (i = 0; !r && i < n.nodes; i++) {
+		const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
+					  .page = seg.rkey, .len = n.pub_len,
+					  .value = seg.addr };
+
+		if (i != n.id && n.peer[i].sends < SEND_SLOTS)
+			r = post_send(i, &m);
+	}
+	return r;
+}
+
 static bool all(bool (*pred)(const struct peer *))
 {
 	unsigned int i;
@@ -1287,6 +1524,16 @@ static bool all(bool (*pred)(const struct peer *))
 static bool is_connected(const struct peer *p)
 {
 	return p->connected;
+}
+
+static bool is_alive(const struct peer *p)
+{
+	return !p->dead;
+}
+
+static bool is_exported(const struct peer *p)
+{
+	return p->exported;
 }
 
 static bool is_done(const struct peer *p)
@@ -1318,9 +1565,12 @@ static int write_history(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u lock_node %u locking %u counter %u\n",
+	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u lock_node %u locking %u counter %u clocks %u %llu %lld %llu %llu %lld %llu one_sided %u\n",
 		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.dht ? 0 : n.write_pct,
-		n.keys, n.lock_node, n.locking, n.counter);
+		n.keys, n.lock_node, n.locking, n.counter, n.clocks,
+		(unsigned long long)n.fix[0].at, (long long)n.fix[0].offset,
+		(unsigned long long)n.fix[0].err, (unsigned long long)n.fix[1].at,
+		(long long)n.fix[1].offset, (unsigned long long)n.fix[1].err, n.onesided);
 	for (i = 0; i < n.nhist; i++)
 		fprintf(f, "%u %u %llu %llu %llu\n", n.hist[i].page,
 			n.hist[i].kind, (unsigned long long)n.hist[i].op.value,
@@ -1378,7 +1628,7 @@ static int cmd_node(int argc, char **argv)
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRS")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -1401,16 +1651,19 @@ static int cmd_node(int argc, char **argv)
 		case 'Z': n.die_at = bench_opt_u64(PROG, "-Z", optarg, 1, 1ull << 32); break;
 		case 'x': n.locking = true; break;
 		case 'C': n.counter = true; break;
+		case 'T': n.clocks = true; break;
+		case 'R': n.onesided = true; break;
+		case 'S': n.stale = true; break;
 		case 'l': n.lock_node = bench_opt_u64(PROG, "-l", optarg, 0, COH_NODES_MAX - 1); break;
 		default: return 2;
 		}
 	}
 	if (!addr || optind != argc || n.id >= n.nodes || n.lock_node >= n.nodes ||
-	    (n.die_at && (n.dht || n.counter || n.die_at >= n.ops)) ||
-	    (n.dht && (n.locking || n.counter))) {
+	    (n.die_at && (n.dht || n.counter || n.clocks || n.die_at >= n.ops)) ||
+	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
-			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER]\n");
+			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER] [-T] [-R [-S]]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -1431,6 +1684,17 @@ static int cmd_node(int argc, char **argv)
 	    galloc_init(&n.ga, n.id, n.nodes, n.pages)) {
 		fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 		return 1;
+	}
+	if (n.onesided) {	/* the table, page-aligned: one segment */
+		n.pub_len = (n.pages * sizeof(*n.pub) + 4095) & ~(size_t)4095;
+		n.pub = aligned_alloc(4096, n.pub_len);
+		if (!n.pub) {
+			fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
+			return 1;
+		}
+		memset(n.pub, 0, n.pub_len);
+		for (i = 0; i < n.pages; i++)	/* the initial 0 */
+			n.pub[i].check = pub_check(i, 0);
 	}
 	for (i = 0; i < n.nbuckets; i++)
 		n.bucket[i] = -1;
@@ -1481,7 +1745,31 @@ static int cmd_node(int argc, char **argv)
 	fprintf(stderr, PROG ": node %u: connected to %u nodes\n", n.id, n.nodes - 1);
 	if (n.forge && n.id) {
 		r = forge(n.forge);
+		if (r) {
+			fprintf(stderr, PROG ": node %u: forging: %s\n", n.id, strerror(-r));
+			return 1;
+		}
 		fprintf(stderr, PROG ": node %u: sent node 0 a forgery (%u)\n", n.id, n.forge);
+	}
+	if (n.clocks && n.id)
+		r = clock_measure(&n.fix[0]);
+	if (r) {
+		fprintf(stderr, PROG ": node %u: node 0's clock: %s\n", n.id, strerror(-r));
+		return 1;
+	}
+	/* -R: every node's table exported to us, ours to them */
+	r = n.onesided ? export_table() : 0;
+	for (t1 = bm_now_ns(); !r && n.onesided && !all(is_exported);) {
+		r = progress(100);
+		if (!r && !all(is_alive))
+			r = -EHOSTDOWN;	/* it did not take ours: no -R there */
+		if (!r && bm_now_ns() - t1 > 30000000000ull)
+			r = -ETIMEDOUT;
+	}
+	if (r) {
+		fprintf(stderr, PROG ": node %u: exporting the table (-R): %s\n", n.id,
+			strerror(-r));
+		return 1;
 	}
 	t0 = bm_now_ns();
 	n.phase_ns[P_INSERT] = t0;
@@ -1491,6 +1779,8 @@ static int cmd_node(int argc, char **argv)
 		if (!r && dies())
 			die(out);
 		if (!r && !n.sent_done && (n.dht ? n.phase == P_END : n.completed >= n.ops)) {
+			if (n.clocks && n.id)
+				r = clock_measure(&n.fix[1]);
 			for (i = 0; !r && i < n.nodes; i++)
 				if (i != n.id && !n.peer[i].dead)
 					r = send_msg(i, BM_DONE, 0, 0);
@@ -1520,6 +1810,13 @@ static int cmd_node(int argc, char **argv)
 	fprintf(stderr, PROG ": node %u: %lu operations in %.2f s, %lu messages sent, %lu received%s\n",
 		n.id, n.completed, (bm_now_ns() - t0) / 1e9, n.sent, n.received,
 		n.lie ? " (lying)" : "");
+	if (n.onesided)
+		fprintf(stderr, PROG ": node %u: %lu one-sided reads, %lu read again (torn)%s\n",
+			n.id, n.reads_1s, n.torn, n.stale ? " (its table stale)" : "");
+	if (n.clocks && n.id)
+		fprintf(stderr, PROG ": node %u: node 0's clock %+.3f ms from ours (within %.3f ms) before, %+.3f ms (within %.3f ms) after\n",
+			n.id, n.fix[0].offset / 1e6, n.fix[0].err / 1e6,
+			n.fix[1].offset / 1e6, n.fix[1].err / 1e6);
 	if (n.abandoned)
 		fprintf(stderr, PROG ": node %u: %lu operations abandoned to a dead node\n",
 			n.id, n.abandoned);
@@ -1562,6 +1859,7 @@ static int cmd_node(int argc, char **argv)
 	free(n.held);
 	free(n.lk_page);
 	free(n.locks);
+	free(n.pub);
 	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;
@@ -1581,6 +1879,76 @@ static struct hist_locks hist_locks(const char *header)
 	sscanf(header, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u counter %u",
 	       &h.lock_node, &h.locking, &h.counter);
 	return h;
+}
+
+/*
+ * What a history's header says of its clock (-T): whether the run's
+ * nodes had clocks apart, and this node's two measurements of node 0's.
+ */
+struct hist_clock {
+	unsigned int on;
+	bool moved;		/* the node's times to be moved onto node 0's */
+	struct clock_fix fix[2];
+	uint64_t err;		/* the larger of the two */
+};
+
+/* 0, or -EINVAL for measurements that cannot be (a forged header). */
+static int hist_clock(const char *header, unsigned int node, struct hist_clock *c)
+{
+	unsigned long long a0, e0, a1, e1;
+	const char *p = strstr(header, " clocks ");
+	long long o0, o1;
+
+	memset(c, 0, sizeof(*c));
+	if (!p)
+		return 0;	/* an older history: one clock */
+	if (sscanf(p, " clocks %u %llu %lld %llu %llu %lld %llu", &c->on,
+		   &a0, &o0, &e0, &a1, &o1, &e1) != 7 || c->on > 1)
+		return -EINVAL;
+	c->fix[0] = (struct clock_fix){ .at = a0, .offset = o0, .err = e0 };
+	c->fix[1] = (struct clock_fix){ .at = a1, .offset = o1, .err = e1 };
+	/* one more: the times are rounded to nanoseconds on the way */
+	c->err = (e0 > e1 ? e0 : e1) + 1;
+	/* node 0's is the cluster's clock; the others measured theirs */
+	if (!c->on || !node) {
+		c->err = 0;
+		return a0 || o0 || e0 || a1 || o1 || e1 ? -EINVAL : 0;
+	}
+	c->moved = true;
+	/*
+	 * Two measurements, the second after the first, offsets that a
+	 * double holds exactly, and clocks that drifted apart no faster than
+	 * CLOCK_DRIFT_PPM (beyond the measurements' error): the straight line
+	 * through them is then the model; otherwise refused.
+	 */
+	if (!e0 || !e1 || e0 > CLOCK_ERR_MAX_NS || e1 > CLOCK_ERR_MAX_NS ||
+	    a1 <= a0 || a1 > 1ull << 62 || o0 < -(1ll << 53) || o0 > 1ll << 53 ||
+	    o1 < -(1ll << 53) || o1 > 1ll << 53 ||
+	    (uint64_t)(o1 > o0 ? o1 - o0 : o0 - o1) > (a1 - a0) / 1000000 * CLOCK_DRIFT_PPM + e0 + e1)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A time of a node's history on node 0's clock: the offset drawn as a
+ * straight line through its two measurements (a clock that drifts at a
+ * steady rate).  0 if that is not a time of node 0's, or not one between
+ * the measurements (where the node did all it logged: the line is not
+ * drawn beyond them).
+ */
+static uint64_t on_clock0(const struct hist_clock *c, uint64_t t)
+{
+	double off = (double)c->fix[0].offset, x;
+
+	if (!c->moved)
+		return t;
+	if (t < c->fix[0].at || t > c->fix[1].at)
+		return 0;
+	off += ((double)c->fix[1].offset - (double)c->fix[0].offset) *
+	       ((double)t - (double)c->fix[0].at) /
+	       (double)(c->fix[1].at - c->fix[0].at);
+	x = (double)t + off;
+	return x > 0 && x < 4.6e18 ? (uint64_t)x : 0;
 }
 
 struct hold {
@@ -1664,21 +2032,30 @@ static int cmd_check(int argc, char **argv)
 	size_t holds = 0;
 	unsigned long bad = 0, bad_lock = 0;
 	struct hist_locks hlk, lock_cfg = { 0 };
+	struct hist_clock clk;
+	unsigned int clocks = 0;
+	uint32_t seen = 0;	/* the nodes whose history came */
+	uint64_t clock_err = 0;
+	size_t holds_unproven = 0;
 	unsigned long long v, a, b;
-	char line[256], why[256];
+	char line[512], why[256];
 	int w, r = 0, k;
 
 	bench_init(PROG, NULL);
 	for (k = 1; k < argc; k++) {
 		FILE *f = fopen(argv[k], "r");
 
+		node = COH_NODES_MAX;
 		if (!f || !fgets(line, sizeof(line), f) ||
 		    sscanf(line, "# bm-history 1 node %u nodes %u pages %u ops %zu",
 			   &node, &nn, &np, &cnt) != 4 || !np || np > PAGES_MAX ||
+		    !nn || nn > COH_NODES_MAX || node >= nn || seen >> node & 1 ||
 		    (pages && (np != pages || nn != nodes))) {
-			fprintf(stderr, PROG ": %s: not a history of this cluster\n", argv[k]);
+			fprintf(stderr, PROG ": %s: not a history of this cluster%s\n", argv[k],
+				node < COH_NODES_MAX && seen >> node & 1 ? " (its node's twice)" : "");
 			return 2;
 		}
+		seen |= 1u << node;
 		/* the lock node, -x and -C: the same at every node */
 		hlk = hist_locks(line);
 		if (files && (hlk.lock_node != lock_cfg.lock_node ||
@@ -1688,6 +2065,16 @@ static int cmd_check(int argc, char **argv)
 			return 2;
 		}
 		lock_cfg = hlk;
+		/* -T: every node's times onto node 0's clock, give or take err */
+		if (hist_clock(line, node, &clk) || (files && clk.on != clocks)) {
+			fprintf(stderr, PROG ": %s: %s\n", argv[k], files && clk.on != clocks ?
+				"clocks apart (-T) in some histories only" :
+				"a clock measurement that cannot be");
+			return 2;
+		}
+		clocks = clk.on;
+		if (clk.err > clock_err)
+			clock_err = clk.err;
 		if (!pages) {
 			pages = np;
 			nodes = nn;
@@ -1708,9 +2095,25 @@ static int cmd_check(int argc, char **argv)
 				return 2;
 			}
 			if (w == K_SHARED || w == K_EXCL) {	/* a lock held */
-				if (v > a || a > b) {
+				uint64_t a0 = on_clock0(&clk, a), b0 = on_clock0(&clk, b);
+
+				if (v > a || a > b || !a0 || !b0) {
 					fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
 					return 2;
+				}
+				/*
+				 * Clocks apart: only what surely was held
+				 * (shrunk by the clock's error) can be
+				 * shown to overlap.
+				 */
+				if (clk.moved) {
+					a = a0 + clk.err;
+					b = b0 > clk.err ? b0 - clk.err : 0;
+					if (a >= b) {
+						holds++;
+						holds_unproven++;
+						continue;
+					}
 				}
 				if (nhl[page] == hcap[page]) {
 					hcap[page] = hcap[page] ? hcap[page] * 2 : 1024;
@@ -1725,6 +2128,22 @@ static int cmd_check(int argc, char **argv)
 			}
 			if (w != K_READ && w != K_WRITE)	/* Malloc, Free */
 				continue;
+			/*
+			 * Clocks apart: every time the operation may have
+			 * been running (widened by the clock's error), so
+			 * a violation found is one whatever the error was.
+			 */
+			if (clk.moved) {
+				uint64_t a0 = on_clock0(&clk, a);
+				uint64_t b0 = b == UINT64_MAX ? b : on_clock0(&clk, b);
+
+				if (a0 <= clk.err || !b0 || b0 > UINT64_MAX - clk.err) {
+					fprintf(stderr, PROG ": %s: a bad line\n", argv[k]);
+					return 2;
+				}
+				a = a0 - clk.err;
+				b = b == UINT64_MAX ? b : b0 + clk.err;
+			}
 			if (nops[page] == cap[page]) {
 				cap[page] = cap[page] ? cap[page] * 2 : 4096;
 				ops[page] = realloc(ops[page], cap[page] * sizeof(**ops));
@@ -1780,6 +2199,18 @@ static int cmd_check(int argc, char **argv)
 		       bad_lock, nodes, pages, files);
 		bench_json_end(stdout);
 	}
+	if (clocks) {	/* nodes on machines of their own (-T) */
+		printf("{\"bench\":\"bm\",\"metric\":\"clock_error_us\",\"value\":%.3f,\"unit\":\"us\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
+		       clock_err / 1e3, nodes, pages, files);
+		bench_json_end(stdout);
+		if (holds) {
+			printf("{\"bench\":\"bm\",\"metric\":\"lock_holds_unproven\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
+			       holds_unproven, nodes, pages, files);
+			bench_json_end(stdout);
+			fprintf(stderr, PROG ": %zu lock holds shorter than twice the clocks' error (%.3f ms) cannot be shown to overlap\n",
+				holds_unproven, clock_err / 1e6);
+		}
+	}
 	free(ops);
 	free(nops);
 	free(cap);
@@ -1805,7 +2236,9 @@ static int cmd_lat(int argc, char **argv)
 	struct hist_locks hlk, first = { 0 };
 	size_t lines;
 	unsigned long long v, a, b;
-	char line[256];
+	char line[512];
+	const char *p1s;
+	bool onesided = false;	/* the first history's reads: -R */
 	size_t cnt;
 	int k, r = 0;
 
@@ -1832,8 +2265,11 @@ static int cmd_lat(int argc, char **argv)
 		}
 		/* where its locks were: local if this node was the lock node */
 		hlk = hist_locks(line);
-		if (!files)
+		if (!files) {
 			first = hlk;
+			p1s = strstr(line, " one_sided ");
+			onesided = p1s && p1s[11] == '1';
+		}
 		nodes = nn;
 		pages = np;
 		files++;
@@ -1903,10 +2339,11 @@ static int cmd_lat(int argc, char **argv)
 				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"
-				       "\"write_pct\":%u,\"keys\":%u,\"locking\":%u,\"lock_node\":%u",
+				       "\"write_pct\":%u,\"keys\":%u,\"locking\":%u,\"lock_node\":%u,"
+				       "\"one_sided\":%d",
 				       metric[m], val, m ? "us" : "ops", kind_name[w],
 				       l ? "local" : "remote", nodes, pages, files, inflight,
-				       wpct, keys, first.locking, first.lock_node);
+				       wpct, keys, first.locking, first.lock_node, onesided);
 				bench_json_end(stdout);
 			}
 next:

@@ -104,6 +104,58 @@ bad_histories() {
 }
 tap "a history that is not one, or cut short, is refused" bad_histories
 
+# Clocks apart (-T, bm_trio.sh): node 1's clock 5 ms ahead of node 0's.
+# Node 0 writes 1 over [1, 2] ms and holds the page's exclusive lock over
+# [1, 2] ms; node 1 reads the initial 0 over [8, 8.1] ms of its clock,
+# [3, 3.1] of node 0's, and holds the lock over [6.5, 7.5], [1.5, 2.5].
+# With an error of 0.1 ms both are violations; with 1.5 ms (the read
+# widened to [1.5, 4.6], the hold narrowed to nothing) neither can be
+# shown.  Refused: measurements that cannot be (an error of 0, numbers
+# at node 0, two at one time, a drift of 2 ms in 3 ms), times outside
+# the measurements, -T in one history only, one node's history twice.
+clock_hist() {	# clock_hist FILE NODE CLOCKS LINE...
+	f=$1 node=$2 clk=$3
+	shift 3
+	{
+		echo "# bm-history 1 node $node nodes 2 pages 1 ops $# inflight 1 write_pct 50 keys 0 lock_node 0 locking 1 counter 0 clocks $clk"
+		printf '%s\n' "$@"
+	} > "$f"
+}
+clocks() {
+	h0="0 1 1 1000000 2000000" x0="0 5 1000000 1000000 2000000"
+	h1="0 0 0 8000000 8100000" x1="0 5 6500000 6500000 7500000"
+	c0="1 0 0 0 0 0 0"
+	clock_hist "$out/c0.hist" 0 "$c0" "$h0" "$x0" &&
+	c1="1 6000000 -5000000 100000 9000000 -5000000 100000"
+	clock_hist "$out/c1.hist" 1 "$c1" "$h1" "$x1" &&
+	clock_hist "$out/c1w.hist" 1 "1 6000000 -5000000 1500000 9000000 -5000000 100000" "$h1" "$x1" &&
+	clock_hist "$out/c1z.hist" 1 "1 6000000 -5000000 0 9000000 -5000000 100000" "$h1" "$x1" &&
+	clock_hist "$out/c1n.hist" 1 "0 0 0 0 0 0 0" "$h1" "$x1" &&
+	clock_hist "$out/c0f.hist" 0 "1 6000000 -5000000 100 9000000 -5000000 100" "$h0" "$x0" &&
+	clock_hist "$out/c1e.hist" 1 "1 6000000 -5000000 100 6000000 -5000000 100" "$h1" "$x1" &&
+	clock_hist "$out/c1d.hist" 1 "1 6000000 -5000000 100 9000000 -3000000 100" "$h1" "$x1" &&
+	clock_hist "$out/c1o.hist" 1 "1 8500000 -5000000 100000 9000000 -5000000 100000" "$h1" "$x1" &&
+	clock_hist "$out/c1b.hist" 1 "$c1" "$h1" "0 5 6500000 6500000 9500000" || return 1
+	"$b/bm" check "$out/c0.hist" "$out/c1.hist" > "$out/c.json" 2> "$out/c.err"
+	[ $? = 1 ] || { echo "0.1 ms: not exit 1"; return 1; }
+	cat "$out/c.err"
+	grep -q "page 0: not mutually exclusive" "$out/c.err" &&
+	grep -q "page 0: not linearizable" "$out/c.err" &&
+	grep -q '"metric":"clock_error_us","value":100.001,' "$out/c.json" || return 1
+	"$b/bm" check "$out/c0.hist" "$out/c1w.hist" > "$out/cw.json" 2> "$out/cw.err" ||
+		{ echo "1.5 ms: not exit 0"; cat "$out/cw.err"; return 1; }
+	grep -q "1 lock holds shorter than twice" "$out/cw.err" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1z.hist" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1n.hist" &&
+	status 2 "$b/bm" check "$out/c0f.hist" "$out/c1.hist" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1e.hist" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1d.hist" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1o.hist" &&
+	status 2 "$b/bm" check "$out/c0.hist" "$out/c1b.hist" &&
+	status 2 "$b/bm" check "$out/c1.hist" "$out/c1.hist"
+}
+tap "clocks apart: violations beyond the error found, within it not; bad measurements refused" clocks
+
 # The hash table (-K): every node an access node with a table of its own
 # whose values are Malloc'd in the global memory; node 0 has more keys
 # than pages of its own, so its values spill to the others' memory.
@@ -148,6 +200,35 @@ died() {
 	"$b/bm" check "$out"/died.?.hist
 }
 tap "a node that dies: the others go on, every page stays linearizable" died
+# One-sided reads (-R): a read of a page homed elsewhere with no copy
+# here is an RDMA READ of the home's exported table, without the home's
+# CPU; writes still go through the protocol.  Every page linearizable; a
+# home whose table never changes (-S) is caught; -R at one node only
+# ends the run.
+onesided() {
+	o="-P $pages -o $ops -s 11 -R"
+	nodes onesided 8900 "$o" "$o" "$o" || return 1
+	for i in 0 1 2; do
+		grep -q "node $i: [1-9][0-9]* one-sided reads" "$out/onesided.$i.log" ||
+			return 1
+	done
+	"$b/bm" check "$out"/onesided.?.hist
+}
+tap "one-sided reads (-R): RDMA READs of the homes' tables, every page linearizable" onesided
+stale() {
+	o="-P $pages -o $ops -s 11 -R"
+	nodes stale 8910 "$o" "$o -S" "$o" || return 1
+	grep -q "(its table stale)" "$out/stale.1.log" || return 1
+	"$b/bm" check "$out"/stale.?.hist
+	[ $? = 1 ]
+}
+tap "a home whose exported table goes stale (-S) is caught" stale
+half() {
+	o="-P $pages -o 100 -s 11"
+	nodes half 8920 "$o -R" "$o" "$o"
+	[ $? != 0 ] && grep -q "Protocol error" "$out/half.1.log"
+}
+tap "-R at one node only ends the run" half
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
@@ -250,9 +331,13 @@ forgeries() {
 		forged $k $((8500 + k * 10)) -o 50 -x || return 1
 	done
 	# a LOCK in a cluster that does not lock
-	forged 8 8590 -o 50
+	forged 8 8590 -o 50 &&
+	# a SYNCED nobody asked for (with -T and without), an EXPORT without -R
+	forged 9 8600 -o 50 -T &&
+	forged 9 8610 -o 50 &&
+	forged 10 8620 -o 50
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R)" \
 	forgeries
 
 
@@ -347,7 +432,7 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 9 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -C -Z 5 &&
@@ -357,7 +442,10 @@ refusals() {
 	status 2 "$b/bm" fserve -a $addr -f "$out/x" &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -S &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -R &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -T -Z 5
 }
 tap "bm fix and bm node refuse bad options" refusals
 kill $srv $mgr 2> /dev/null
