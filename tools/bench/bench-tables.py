@@ -496,12 +496,13 @@ def t_bm_lat(datadir):
     dht = sorted({r.get("keys", 0) for r in rows} - {0})
     # (histories, keys, nodes, locking, lock node, one-sided, name)
     runs = [(1, 0, None, 0, 0, 0, "node 0 alone, 1 in flight"),
-            (1, 0, None, 0, 0, 1, "the same, one-sided reads (-R)"),
+            (1, 0, None, 0, 0, 1, "the same, reads only, one-sided (-R -w 0)"),
             (1, 0, None, 1, 0, 0, "the same, locks at node 0 (-x)"),
             (1, 0, None, 1, 1, 0, "the same, locks at node 1 (-x -l 1)"),
             (3, 0, None, 0, 0, 0, "three nodes, 4 in flight each")]
     runs += [(1, k, 3, 0, 0, 0, f"hash table, {k} keys on 3 nodes") for k in dht]
-    ops = ("malloc", "read", "write", "free", "shared_lock", "exclusive_lock")
+    ops = ("malloc", "read", "one_sided_read", "write", "free", "shared_lock",
+           "exclusive_lock")
     for hist, keys, nodes, locking, lnode, onesided, name in runs:
         sel_rows = [r for r in rows if r.get("keys", 0) == keys
                     and (not nodes or r["nodes"] == nodes)

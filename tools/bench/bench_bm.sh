@@ -21,8 +21,9 @@
 #                             exclusive_lock, the time to get one
 #   coherence_throughput_ops  also with locks (key locking 1; BM_LOCK_OPS
 #                             (6000) per node), and with one-sided reads
-#                             (key one_sided 1, as many operations; bm
-#                             lat of BM_LAT_OPS one-sided reads too)
+#                             (key one_sided 1, as many operations); and
+#                             bm lat of BM_LAT_OPS reads by node 0 alone
+#                             with -R (op one_sided_read, write_pct 0)
 #   dht_throughput_ops        the hash table's operations per second at
 #                             its access node, per phase (insert, lookup,
 #                             update, lookup_again, erase; keys nodes 1-3,
@@ -106,9 +107,11 @@ cluster onelk 7750 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 0"
 $b/bm lat $out/onelk.0.hist
 cluster onelk1 7650 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-x -l 1"
 $b/bm lat $out/onelk1.0.hist
-# and with one-sided reads (-R): a remote read an RDMA READ of the home's
-# table, without its CPU (key one_sided 1)
-cluster one1s 7450 "${BM_LAT_OPS:-6000}" 0 1 "$wpct" "-R"
+# and one-sided reads (-R), reads only (write_pct 0: alone, a node that
+# writes a page keeps its copy, and its reads of it are hits): every
+# remote read an RDMA READ of the home's table, without its CPU (key
+# one_sided 1, op one_sided_read)
+cluster one1s 7450 "${BM_LAT_OPS:-6000}" 0 1 0 "-R"
 $b/bm lat $out/one1s.0.hist
 # the three nodes again, with locks at node 0
 lops=${BM_LOCK_OPS:-6000}

@@ -99,11 +99,12 @@ static const char *const phase_name[] = {
 /*
  * Kinds of operation in a history: a read, a write, a Malloc, a Free; a
  * lock held (shared or exclusive: from its grant to its release, with
- * the time it was asked for as the value).
+ * the time it was asked for as the value); a read done as an RDMA READ
+ * of the home's table (-R).
  */
-enum { K_READ, K_WRITE, K_MALLOC, K_FREE, K_SHARED, K_EXCL, K_KINDS };
+enum { K_READ, K_WRITE, K_MALLOC, K_FREE, K_SHARED, K_EXCL, K_READ_1S, K_KINDS };
 static const char *const kind_name[] = { "read", "write", "malloc", "free",
-	"shared_lock", "exclusive_lock" };
+	"shared_lock", "exclusive_lock", "one_sided_read" };
 /* A slot's lock (-x): none, waiting behind another slot of ours, asked, held. */
 enum { LK_NONE, LK_WANT, LK_ASKED, LK_HELD };
 /* A random operation's stages with -x or -C: its lock, its go, under way. */
@@ -390,8 +391,8 @@ static void log_op(unsigned int page, unsigned int kind, uint64_t value,
 /* The slot's read or write is over (@value: what a read returned). */
 static void finish(struct slot *sl, uint64_t value)
 {
-	log_op(sl->page, sl->write ? K_WRITE : K_READ, sl->write ? sl->value : value,
-	       sl->inv);
+	log_op(sl->page, sl->write ? K_WRITE : sl->rdma ? K_READ_1S : K_READ,
+	       sl->write ? sl->value : value, sl->inv);
 	/*
 	 * The table's next step (dht_run()), or the lock's release or the
 	 * increment's write (advance()): never from inside a handler, whose
@@ -408,7 +409,7 @@ static void finish(struct slot *sl, uint64_t value)
 
 static bool in_protocol(const struct slot *sl)
 {
-	return sl->busy && !sl->ready && sl->stage == RW_OP &&
+	return sl->busy && !sl->ready && !sl->rdma && sl->stage == RW_OP &&
 	       (sl->step == S_RW || sl->step == S_WRITE || sl->step == S_READ ||
 		sl->step == S_TOMB);
 }
@@ -524,9 +525,9 @@ static int read_done(unsigned int from, unsigned int i)
 		n.torn++;
 		return ++sl->rereads > READ_AGAIN_MAX ? -EPROTO : post_read(sl);
 	}
-	sl->rdma = false;
 	n.reads_1s++;
-	finish(sl, got.value);
+	finish(sl, got.value);	/* as a one-sided read */
+	sl->rdma = false;
 	return 0;
 }
 
@@ -1109,17 +1110,27 @@ static uint64_t new_value(void)
  * it does not have, a WRITE of a page it does not have (all with -K), an
  * ALLOC without -K; to node 0 as the lock node: an UNLOCK of a lock it
  * does not hold, a GRANTED (it is not the lock node), a second LOCK of a
- * page; a SYNCED nobody asked for; an EXPORT to a node without -R.
+ * page; a SYNCED nobody asked for; an EXPORT to a node without -R; with
+ * -R, a table whose check words never match (read again and again).
  */
-#define FORGE_KINDS 10u
+#define FORGE_KINDS 11u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
 		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT };
 	uint64_t value = kind == 4 ? new_value() : 0;
+	unsigned int p;
 	int r = 0;
 
+	if (kind == 11) {	/* -R: our table's check words lie, for good */
+		if (!n.pub)
+			return -EINVAL;
+		for (p = 0; p < n.pages; p++)
+			n.pub[p].check ^= 1;
+		n.stale = true;
+		return 0;
+	}
 	if (kind == 8)		/* the first is an honest one */
 		r = send_msg(0, BM_LOCK, 0, 1);
 	return r ?: send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
@@ -1505,8 +1516,8 @@ static int export_table(void)
 					  .page = seg.rkey, .len = n.pub_len,
 					  .value = seg.addr };
 
-		if (i != n.id && n.peer[i].sends < SEND_SLOTS)
-			r = post_send(i, &m);
+		if (i != n.id)	/* before any other message: a slot is free */
+			r = n.peer[i].sends < SEND_SLOTS ? post_send(i, &m) : -ENOBUFS;
 	}
 	return r;
 }
@@ -1660,7 +1671,8 @@ static int cmd_node(int argc, char **argv)
 	}
 	if (!addr || optind != argc || n.id >= n.nodes || n.lock_node >= n.nodes ||
 	    (n.die_at && (n.dht || n.counter || n.clocks || n.die_at >= n.ops)) ||
-	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided)) {
+	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided) ||
+	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
 			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER] [-T] [-R [-S]]\n");
@@ -2035,6 +2047,8 @@ static int cmd_check(int argc, char **argv)
 	struct hist_clock clk;
 	unsigned int clocks = 0;
 	uint32_t seen = 0;	/* the nodes whose history came */
+	const char *p1s;
+	int onesided = 0;	/* the histories' reads: -R */
 	uint64_t clock_err = 0;
 	size_t holds_unproven = 0;
 	unsigned long long v, a, b;
@@ -2073,6 +2087,9 @@ static int cmd_check(int argc, char **argv)
 			return 2;
 		}
 		clocks = clk.on;
+		p1s = strstr(line, " one_sided ");
+		if (p1s && p1s[11] == '1')
+			onesided = 1;
 		if (clk.err > clock_err)
 			clock_err = clk.err;
 		if (!pages) {
@@ -2126,7 +2143,7 @@ static int cmd_check(int argc, char **argv)
 				holds++;
 				continue;
 			}
-			if (w != K_READ && w != K_WRITE)	/* Malloc, Free */
+			if (w != K_READ && w != K_WRITE && w != K_READ_1S)	/* Malloc, Free */
 				continue;
 			/*
 			 * Clocks apart: every time the operation may have
@@ -2150,7 +2167,7 @@ static int cmd_check(int argc, char **argv)
 				if (!ops[page])
 					return 1;
 			}
-			ops[page][nops[page]++] = (struct lin_op){ .write = w, .value = v,
+			ops[page][nops[page]++] = (struct lin_op){ .write = w == K_WRITE, .value = v,
 								  .inv = a, .res = b };
 			total++;
 		}
@@ -2185,11 +2202,11 @@ static int cmd_check(int argc, char **argv)
 		free(ops[i]);
 	}
 	/* locking: whether the histories held locks (bm node -x) */
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d",
-	       total, nodes, pages, files, holds > 0);
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d",
+	       total, nodes, pages, files, holds > 0, onesided);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d",
-	       bad, nodes, pages, files, holds > 0);
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d",
+	       bad, nodes, pages, files, holds > 0, onesided);
 	bench_json_end(stdout);
 	if (holds) {
 		printf("{\"bench\":\"bm\",\"metric\":\"lock_holds\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",

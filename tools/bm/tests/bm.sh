@@ -219,6 +219,7 @@ stale() {
 	o="-P $pages -o $ops -s 11 -R"
 	nodes stale 8910 "$o" "$o -S" "$o" || return 1
 	grep -q "(its table stale)" "$out/stale.1.log" || return 1
+	grep -q '^[0-9]* 6 ' "$out/stale.0.hist" || return 1	# its one-sided reads
 	"$b/bm" check "$out"/stale.?.hist
 	[ $? = 1 ]
 }
@@ -321,7 +322,7 @@ forged() {	# forged KIND PORT OPTIONS...
 	dht "forge$kind" "$port" 48 "$*" "$* -X $kind" "$*"
 	[ $? = 1 ] &&
 	grep -q "node 1: sent node 0 a forgery ($kind)" "$out/forge$kind.1.log" &&
-	grep -q 'node 0: Protocol error' "$out/forge$kind.0.log"
+	grep -q 'node 0: .*Protocol error' "$out/forge$kind.0.log"
 }
 forgeries() {
 	for k in 1 2 3 4; do
@@ -335,9 +336,12 @@ forgeries() {
 	# a SYNCED nobody asked for (with -T and without), an EXPORT without -R
 	forged 9 8600 -o 50 -T &&
 	forged 9 8610 -o 50 &&
-	forged 10 8620 -o 50
+	forged 10 8620 -o 50 &&
+	# with -R: an EXPORT of another length; a table whose check words lie
+	forged 10 8630 -o 50 -R &&
+	forged 11 8640 -o 50 -R
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R or of another length, a table that never reads whole)" \
 	forgeries
 
 
@@ -432,7 +436,7 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 11 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 12 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -C -Z 5 &&
