@@ -19,7 +19,9 @@
 #           its copy (-L -w 70): the check must find pages that are not
 #           linearizable, across the clocks' error
 #   locked  BM_LOCK_OPS (500) each under the locks of node 0 (-x)
-# BM_TRIO_RUNS picks some of them (default all three, in that order); the
+#   onesided  BM_OPS each with one-sided reads (-R): RDMA READs of the
+#           other VMs' tables
+# BM_TRIO_RUNS picks some of them (default all four, in that order); the
 # tests of runs not run fail.
 set -u
 here=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -27,7 +29,7 @@ b=$here/build/tools
 ops=${BM_OPS:-1500}
 lock_ops=${BM_LOCK_OPS:-500}
 pages=${BM_PAGES:-8}
-runs=${BM_TRIO_RUNS:-good lie locked}
+runs=${BM_TRIO_RUNS:-good lie locked onesided}
 addrs=10.213.0.1,10.213.0.2,10.213.0.3
 
 if [ "${1:-}" = node ]; then
@@ -72,6 +74,7 @@ if [ "${1:-}" = node ]; then
 		good) run good 7900 $o ;;
 		lie) if [ "$i" = 1 ]; then run lie 7990 $o -L -w 70; else run lie 7990 $o; fi ;;
 		locked) run locked 8080 -P $pages -o "$lock_ops" -s 9 -x ;;
+		onesided) run onesided 8170 $o -R ;;
 		esac
 	done
 	exit 0
@@ -124,7 +127,7 @@ MRRC_COMMIT=$(git -C "$here" rev-parse --short HEAD 2> /dev/null) || MRRC_COMMIT
 MRRC_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 export MRRC_ACCEL MRRC_COMMIT MRRC_DATE
 : > "$out/trio.jsonl"
-checked() {	# checked NAME LOCKING OPS: bm check of run NAME, its throughput
+checked() {	# checked NAME LOCKING OPS ONE_SIDED: bm check of run NAME, its throughput
 	ran "$1" > /dev/null || { echo "run $1 did not end well"; return 1; }
 	for j in 0 1 2; do
 		[ -s "$out/$1.$j.hist" ] || { echo "no history of node $j"; return 1; }
@@ -132,10 +135,10 @@ checked() {	# checked NAME LOCKING OPS: bm check of run NAME, its throughput
 	"$b/bm" check "$out/$1".?.hist > "$out/$1.check" || return 1
 	cat "$out/$1.check" >> "$out/trio.jsonl"
 	# the cluster's: all operations over the slowest node's time
-	cat "$out/$1".?.log | awk -v l="$2" -v o="$3" -v k="$MRRC_KVER" \
+	cat "$out/$1".?.log | awk -v l="$2" -v o="$3" -v r="${4:-0}" -v k="$MRRC_KVER" \
 		-v a="$MRRC_ACCEL" -v c="$MRRC_COMMIT" -v d="$MRRC_DATE" '
 		/ operations in / { ops += $4; if ($7 > s) s = $7 }
-		END { if (s > 0) printf "{\"bench\":\"bm\",\"metric\":\"coherence_throughput_ops\",\"value\":%.0f,\"unit\":\"ops/s\",\"nodes\":3,\"machines\":3,\"locking\":%d,\"ops\":%d,\"kernel\":\"%s\",\"accel\":\"%s\",\"device\":\"rxe0\",\"commit\":\"%s\",\"date\":\"%s\"}\n", ops / s, l, o, k, a, c, d }' \
+		END { if (s > 0) printf "{\"bench\":\"bm\",\"metric\":\"coherence_throughput_ops\",\"value\":%.0f,\"unit\":\"ops/s\",\"nodes\":3,\"machines\":3,\"locking\":%d,\"one_sided\":%d,\"ops\":%d,\"kernel\":\"%s\",\"accel\":\"%s\",\"device\":\"rxe0\",\"commit\":\"%s\",\"date\":\"%s\"}\n", ops / s, l, r, o, k, a, c, d }' \
 		>> "$out/trio.jsonl"
 	cat "$out/$1.check"
 }
@@ -160,6 +163,14 @@ locked() {
 	[ -n "$h" ] && [ -n "$u" ] && [ "$u" -lt "$h" ]
 }
 tap "$lock_ops locked operations each: linearizable, locks exclusive" locked
+onesided() {
+	checked onesided 0 "$ops" 1 || return 1
+	for j in 0 1 2; do
+		grep -q "node $j: [1-9][0-9]* one-sided reads" "$out/onesided.$j.log" ||
+			{ echo "node $j: no one-sided read"; return 1; }
+	done
+}
+tap "$ops operations each with one-sided reads (RDMA READs between the VMs): linearizable" onesided
 vms() { tail -n 5 "$out/trio.log"; [ "$st" = 0 ]; }
 tap "the three VMs exit 0, dmesg scans clean" vms
 echo "1..$n"
