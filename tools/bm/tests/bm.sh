@@ -230,6 +230,18 @@ half() {
 	[ $? != 0 ] && grep -q "Protocol error" "$out/half.1.log"
 }
 tap "-R at one node only ends the run" half
+# A node dies with one-sided reads: the READs in flight to it fail or are
+# flushed with its connections, those reads are abandoned; the others
+# finish and every page stays linearizable.
+died_1s() {
+	o="-P $pages -o 2000 -s 9 -R"
+	nodes died1s 8930 "$o" "$o" "$o -Z 700"
+	[ "$(cat "$out"/died1s.?.status | tr '\n' ' ')" = "0 0 3 " ] &&
+	grep -q 'node 2 is gone' "$out/died1s.0.log" &&
+	grep -q 'node 2 is gone' "$out/died1s.1.log" &&
+	"$b/bm" check "$out"/died1s.?.hist
+}
+tap "a node that dies under one-sided reads: the others go on, every page linearizable" died_1s
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
