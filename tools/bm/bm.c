@@ -261,6 +261,12 @@ static struct node {
 	size_t pub_len;
 	uint32_t export_id;
 	struct bm_pub rd[SLOTS_MAX];
+	/*
+	 * A READ into rd[i] accepted and its completion not yet polled: the
+	 * buffer is the device's, and slot i is not reused, even after its
+	 * operation was abandoned to a dead home (whose flush comes later).
+	 */
+	bool read_out[SLOTS_MAX];
 	unsigned long reads_1s, torn;
 	uint32_t sync_seq;		/* the SYNC awaited */
 	bool sync_wait;
@@ -504,6 +510,8 @@ static int post_read(struct slot *sl)
 
 	sl->rdma = true;
 	r = mrrc_post(n.fd, &w, 1, NULL);
+	if (!r)
+		n.read_out[i] = true;
 	/* closed already: the home's death, when its event comes, abandons it */
 	return r == -ENOTCONN ? 0 : r;
 }
@@ -799,10 +807,13 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 	}
 	if (m->type == BM_SYNC || m->type == BM_SYNCED)
 		return on_sync_msg(from, m);
+	if (m->type != BM_EXPORT && m->len)
+		return -EPROTO;
 	if (m->type == BM_EXPORT) {	/* once, with -R, of a table like ours */
 		struct peer *p = &n.peer[from];
 
-		if (!n.onesided || p->exported || m->len != n.pub_len || !m->value)
+		if (!n.onesided || p->exported || m->len != n.pages * sizeof(struct bm_pub) ||
+		    !m->value)
 			return -EPROTO;
 		p->pub_addr = m->value;
 		p->pub_rkey = m->page;
@@ -1035,6 +1046,11 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	}
 	if (peer >= n.nodes || peer == n.id || n.peer[peer].conn != e->conn)
 		return -EPROTO;
+	if (kind == WR_READ && slot < n.inflight) {
+		if (!n.read_out[slot])
+			return -EPROTO;
+		n.read_out[slot] = false;	/* the buffer is ours again */
+	}
 	if (n.peer[peer].dead)		/* what it sent is lost with it */
 		return 0;
 	if (e->status) {
@@ -1110,19 +1126,31 @@ static uint64_t new_value(void)
  * it does not have, a WRITE of a page it does not have (all with -K), an
  * ALLOC without -K; to node 0 as the lock node: an UNLOCK of a lock it
  * does not hold, a GRANTED (it is not the lock node), a second LOCK of a
- * page; a SYNCED nobody asked for; an EXPORT to a node without -R; with
- * -R, a table whose check words never match (read again and again).
+ * page; a SYNCED nobody asked for; an EXPORT of a table of another
+ * length (or to a node without -R); with -R, a table whose check words
+ * never match (read again and again), and an EXPORT before the real one
+ * (a second); with -T, a SYNC with a value.
  */
-#define FORGE_KINDS 11u
+#define FORGE_KINDS 13u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
-		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT };
-	uint64_t value = kind == 4 ? new_value() : 0;
+		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT, 0, BM_EXPORT,
+		BM_SYNC };
+	uint64_t value = kind == 4 ? new_value() : kind == 13 ? 1 : 0;
 	unsigned int p;
 	int r = 0;
 
+	if (kind == 10 || kind == 12) {
+		/* an EXPORT of a table one page too long; or a second one */
+		const struct bm_msg m = {
+			.magic = BM_MAGIC, .type = BM_EXPORT, .page = 1,
+			.len = (n.pages + (kind == 10)) * sizeof(struct bm_pub),
+			.value = 4096 };
+
+		return n.peer[0].sends < SEND_SLOTS ? post_send(0, &m) : -ENOBUFS;
+	}
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
 			return -EINVAL;
@@ -1141,7 +1169,7 @@ static struct slot *free_slot(void)
 	unsigned int i;
 
 	for (i = 0; i < n.inflight; i++)
-		if (!n.slot[i].busy)
+		if (!n.slot[i].busy && !n.read_out[i])
 			return &n.slot[i];
 	return NULL;
 }
@@ -1513,7 +1541,7 @@ static int export_table(void)
 		return r;
 	for (i = 0; !r && i < n.nodes; i++) {
 		const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
-					  .page = seg.rkey, .len = n.pub_len,
+					  .page = seg.rkey, .len = n.pages * sizeof(struct bm_pub),
 					  .value = seg.addr };
 
 		if (i != n.id)	/* before any other message: a slot is free */
@@ -1672,7 +1700,8 @@ static int cmd_node(int argc, char **argv)
 	if (!addr || optind != argc || n.id >= n.nodes || n.lock_node >= n.nodes ||
 	    (n.die_at && (n.dht || n.counter || n.clocks || n.die_at >= n.ops)) ||
 	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided) ||
-	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1)) {
+	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
+	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
 			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER] [-T] [-R [-S]]\n");
@@ -1919,8 +1948,8 @@ static int hist_clock(const char *header, unsigned int node, struct hist_clock *
 		return -EINVAL;
 	c->fix[0] = (struct clock_fix){ .at = a0, .offset = o0, .err = e0 };
 	c->fix[1] = (struct clock_fix){ .at = a1, .offset = o1, .err = e1 };
-	/* one more: the times are rounded to nanoseconds on the way */
-	c->err = (e0 > e1 ? e0 : e1) + 1;
+	/* two more: the times are rounded on the way (doubles, below 2^53) */
+	c->err = (e0 > e1 ? e0 : e1) + 2;
 	/* node 0's is the cluster's clock; the others measured theirs */
 	if (!c->on || !node) {
 		c->err = 0;
@@ -1934,8 +1963,8 @@ static int hist_clock(const char *header, unsigned int node, struct hist_clock *
 	 * through them is then the model; otherwise refused.
 	 */
 	if (!e0 || !e1 || e0 > CLOCK_ERR_MAX_NS || e1 > CLOCK_ERR_MAX_NS ||
-	    a1 <= a0 || a1 > 1ull << 62 || o0 < -(1ll << 53) || o0 > 1ll << 53 ||
-	    o1 < -(1ll << 53) || o1 > 1ll << 53 ||
+	    a1 <= a0 || a1 > 1ull << 52 || o0 < -(1ll << 52) || o0 > 1ll << 52 ||
+	    o1 < -(1ll << 52) || o1 > 1ll << 52 ||
 	    (uint64_t)(o1 > o0 ? o1 - o0 : o0 - o1) > (a1 - a0) / 1000000 * CLOCK_DRIFT_PPM + e0 + e1)
 		return -EINVAL;
 	return 0;
@@ -2047,6 +2076,7 @@ static int cmd_check(int argc, char **argv)
 	struct hist_clock clk;
 	unsigned int clocks = 0;
 	uint32_t seen = 0;	/* the nodes whose history came */
+	struct hist_clock nclk[COH_NODES_MAX] = { 0 };	/* each node's */
 	const char *p1s;
 	int onesided = 0;	/* the histories' reads: -R */
 	uint64_t clock_err = 0;
@@ -2087,6 +2117,7 @@ static int cmd_check(int argc, char **argv)
 			return 2;
 		}
 		clocks = clk.on;
+		nclk[node] = clk;
 		p1s = strstr(line, " one_sided ");
 		if (p1s && p1s[11] == '1')
 			onesided = 1;
@@ -2220,6 +2251,25 @@ static int cmd_check(int argc, char **argv)
 		printf("{\"bench\":\"bm\",\"metric\":\"clock_error_us\",\"value\":%.3f,\"unit\":\"us\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
 		       clock_err / 1e3, nodes, pages, files);
 		bench_json_end(stdout);
+		/* each node's: node 0's clock ahead of it, how that moved, the errors */
+		for (i = 0; i < nodes && i < COH_NODES_MAX; i++) {
+			const struct hist_clock *c = &nclk[i];
+			const double x[4] = {
+				c->fix[0].offset / 1e6,
+				((double)c->fix[1].offset - (double)c->fix[0].offset) * 1e6 /
+				(double)(c->fix[1].at - c->fix[0].at),
+				c->fix[0].err / 1e3, c->fix[1].err / 1e3 };
+			static const char *const name[4] = {
+				"clock_offset_ms", "clock_drift_ppm",
+				"clock_error_before_us", "clock_error_after_us" };
+			static const char *const unit[4] = { "ms", "ppm", "us", "us" };
+
+			for (k = 0; c->moved && k < 4; k++) {
+				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.3f,\"unit\":\"%s\",\"node\":%u,\"nodes\":%u,\"pages\":%u,\"histories\":%u",
+				       name[k], x[k], unit[k], i, nodes, pages, files);
+				bench_json_end(stdout);
+			}
+		}
 		if (holds) {
 			printf("{\"bench\":\"bm\",\"metric\":\"lock_holds_unproven\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
 			       holds_unproven, nodes, pages, files);

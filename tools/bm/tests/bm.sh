@@ -141,7 +141,7 @@ clocks() {
 	cat "$out/c.err"
 	grep -q "page 0: not mutually exclusive" "$out/c.err" &&
 	grep -q "page 0: not linearizable" "$out/c.err" &&
-	grep -q '"metric":"clock_error_us","value":100.001,' "$out/c.json" || return 1
+	grep -q '"metric":"clock_error_us","value":100.002,' "$out/c.json" || return 1
 	"$b/bm" check "$out/c0.hist" "$out/c1w.hist" > "$out/cw.json" 2> "$out/cw.err" ||
 		{ echo "1.5 ms: not exit 0"; cat "$out/cw.err"; return 1; }
 	grep -q "1 lock holds shorter than twice" "$out/cw.err" &&
@@ -351,9 +351,12 @@ forgeries() {
 	forged 10 8620 -o 50 &&
 	# with -R: an EXPORT of another length; a table whose check words lie
 	forged 10 8630 -o 50 -R &&
-	forged 11 8640 -o 50 -R
+	forged 11 8640 -o 50 -R &&
+	# with -R, a second EXPORT; with -T, a SYNC with a value
+	forged 12 8650 -o 50 -R &&
+	forged 13 8660 -o 50 -T
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R or of another length, a table that never reads whole)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole)" \
 	forgeries
 
 
@@ -448,7 +451,9 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 12 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 14 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -C -Z 5 &&
