@@ -799,7 +799,8 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 	int r;
 
 	n.received++;
-	if (m->magic != BM_MAGIC || m->type >= BM_TYPES)
+	if (m->magic != BM_MAGIC || m->type >= BM_TYPES ||
+	    (m->type != BM_EXPORT && m->len))	/* only EXPORT has one */
 		return -EPROTO;
 	if (m->type == BM_DONE) {
 		n.peer[from].done = true;
@@ -807,8 +808,6 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 	}
 	if (m->type == BM_SYNC || m->type == BM_SYNCED)
 		return on_sync_msg(from, m);
-	if (m->type != BM_EXPORT && m->len)
-		return -EPROTO;
 	if (m->type == BM_EXPORT) {	/* once, with -R, of a table like ours */
 		struct peer *p = &n.peer[from];
 
