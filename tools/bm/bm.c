@@ -259,7 +259,6 @@ static struct node {
 	bool onesided, stale;
 	struct bm_pub *pub;
 	size_t pub_len;
-	uint32_t export_id;
 	struct bm_pub rd[SLOTS_MAX];
 	/*
 	 * A READ into rd[i] accepted and its completion not yet polled: the
@@ -270,7 +269,7 @@ static struct node {
 	unsigned long reads_1s, torn;
 	uint32_t sync_seq;		/* the SYNC awaited */
 	bool sync_wait;
-	uint64_t sync_t0, sync_got;
+	uint64_t sync_got;
 } n;
 
 static unsigned int home_of(unsigned int page)
@@ -494,6 +493,18 @@ static int emit(unsigned int page, const struct coh_out *out)
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * -R: an EXPORT to node @to (a table of @len bytes at @addr, key @rkey),
+ * sent before any other message of ours to it, so a send slot is free.
+ */
+static int send_export(unsigned int to, uint32_t rkey, uint32_t len, uint64_t addr)
+{
+	const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
+				  .page = rkey, .len = len, .value = addr };
+
+	return n.peer[to].sends < SEND_SLOTS ? post_send(to, &m) : -ENOBUFS;
 }
 
 /* -R: @sl's READ of its page in the home's table. */
@@ -1141,15 +1152,9 @@ static int forge(unsigned int kind)
 	unsigned int p;
 	int r = 0;
 
-	if (kind == 10 || kind == 12) {
-		/* an EXPORT of a table one page too long; or a second one */
-		const struct bm_msg m = {
-			.magic = BM_MAGIC, .type = BM_EXPORT, .page = 1,
-			.len = (n.pages + (kind == 10)) * sizeof(struct bm_pub),
-			.value = 4096 };
-
-		return n.peer[0].sends < SEND_SLOTS ? post_send(0, &m) : -ENOBUFS;
-	}
+	if (kind == 10 || kind == 12)	/* a table one page too long; or a second */
+		return send_export(0, 1, (n.pages + (kind == 10)) * sizeof(struct bm_pub),
+				   4096);
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
 			return -EINVAL;
@@ -1524,7 +1529,7 @@ static int clock_measure(struct clock_fix *f)
  */
 static int export_table(void)
 {
-	uint32_t conns[COH_NODES_MAX];
+	uint32_t conns[COH_NODES_MAX], id;
 	unsigned int i, k = 0, nseg = 1;
 	struct mrrc_seg seg;
 	int r;
@@ -1535,17 +1540,12 @@ static int export_table(void)
 	if (!k)
 		return 0;
 	r = mrrc_export(n.fd, n.pub, n.pub_len, MRRC_ACCESS_REMOTE_READ, conns, k,
-			&seg, &nseg, &n.export_id);
+			&seg, &nseg, &id);	/* it lives as long as the context */
 	if (r < 0)
 		return r;
-	for (i = 0; !r && i < n.nodes; i++) {
-		const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
-					  .page = seg.rkey, .len = n.pages * sizeof(struct bm_pub),
-					  .value = seg.addr };
-
-		if (i != n.id)	/* before any other message: a slot is free */
-			r = n.peer[i].sends < SEND_SLOTS ? post_send(i, &m) : -ENOBUFS;
-	}
+	for (i = 0; !r && i < n.nodes; i++)
+		if (i != n.id)
+			r = send_export(i, seg.rkey, n.pages * sizeof(struct bm_pub), seg.addr);
 	return r;
 }
 
@@ -1921,6 +1921,15 @@ static struct hist_locks hist_locks(const char *header)
 	return h;
 }
 
+/* Whether a history's header says its reads were one-sided (-R). */
+static bool hist_one_sided(const char *header)
+{
+	static const char key[] = " one_sided ";
+	const char *p = strstr(header, key);
+
+	return p && p[sizeof(key) - 1] == '1';
+}
+
 /*
  * What a history's header says of its clock (-T): whether the run's
  * nodes had clocks apart, and this node's two measurements of node 0's.
@@ -2076,7 +2085,6 @@ static int cmd_check(int argc, char **argv)
 	unsigned int clocks = 0;
 	uint32_t seen = 0;	/* the nodes whose history came */
 	struct hist_clock nclk[COH_NODES_MAX] = { 0 };	/* each node's */
-	const char *p1s;
 	int onesided = 0;	/* the histories' reads: -R */
 	uint64_t clock_err = 0;
 	size_t holds_unproven = 0;
@@ -2117,8 +2125,7 @@ static int cmd_check(int argc, char **argv)
 		}
 		clocks = clk.on;
 		nclk[node] = clk;
-		p1s = strstr(line, " one_sided ");
-		if (p1s && p1s[11] == '1')
+		if (hist_one_sided(line))
 			onesided = 1;
 		if (clk.err > clock_err)
 			clock_err = clk.err;
@@ -2303,7 +2310,6 @@ static int cmd_lat(int argc, char **argv)
 	size_t lines;
 	unsigned long long v, a, b;
 	char line[512];
-	const char *p1s;
 	bool onesided = false;	/* the first history's reads: -R */
 	size_t cnt;
 	int k, r = 0;
@@ -2333,8 +2339,7 @@ static int cmd_lat(int argc, char **argv)
 		hlk = hist_locks(line);
 		if (!files) {
 			first = hlk;
-			p1s = strstr(line, " one_sided ");
-			onesided = p1s && p1s[11] == '1';
+			onesided = hist_one_sided(line);
 		}
 		nodes = nn;
 		pages = np;

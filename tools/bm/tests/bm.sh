@@ -190,16 +190,16 @@ tap "Malloc with every page taken fails cleanly" full
 # module tears its connections down); nodes 0 and 1 go on without it, on
 # the pages homed at them, and every page's history, with the writes
 # that never completed left open, stays linearizable.
-died() {
-	o="-P $pages -o 2000 -s 9"
-	nodes died 8700 "$o" "$o" "$o -Z 700"
-	[ "$(cat "$out"/died.?.status | tr '\n' ' ')" = "0 0 3 " ] &&
-	grep -q 'node 2 is gone' "$out/died.0.log" &&
-	grep -q 'node 2 is gone' "$out/died.1.log" &&
-	grep -q 'node 2: dying after' "$out/died.2.log" &&
-	"$b/bm" check "$out"/died.?.hist
+died() {	# died NAME PORT [OPTIONS]: at every node
+	o="-P $pages -o 2000 -s 9 ${3:-}"
+	nodes "$1" "$2" "$o" "$o" "$o -Z 700"
+	[ "$(cat "$out/$1".?.status | tr '\n' ' ')" = "0 0 3 " ] &&
+	grep -q 'node 2 is gone' "$out/$1.0.log" &&
+	grep -q 'node 2 is gone' "$out/$1.1.log" &&
+	grep -q 'node 2: dying after' "$out/$1.2.log" &&
+	"$b/bm" check "$out/$1".?.hist
 }
-tap "a node that dies: the others go on, every page stays linearizable" died
+tap "a node that dies: the others go on, every page stays linearizable" died died 8700
 # One-sided reads (-R): a read of a page homed elsewhere with no copy
 # here is an RDMA READ of the home's exported table, without the home's
 # CPU; writes still go through the protocol.  Every page linearizable; a
@@ -233,15 +233,8 @@ tap "-R at one node only ends the run" half
 # A node dies with one-sided reads: the READs in flight to it fail or are
 # flushed with its connections, those reads are abandoned; the others
 # finish and every page stays linearizable.
-died_1s() {
-	o="-P $pages -o 2000 -s 9 -R"
-	nodes died1s 8930 "$o" "$o" "$o -Z 700"
-	[ "$(cat "$out"/died1s.?.status | tr '\n' ' ')" = "0 0 3 " ] &&
-	grep -q 'node 2 is gone' "$out/died1s.0.log" &&
-	grep -q 'node 2 is gone' "$out/died1s.1.log" &&
-	"$b/bm" check "$out"/died1s.?.hist
-}
-tap "a node that dies under one-sided reads: the others go on, every page linearizable" died_1s
+tap "a node that dies under one-sided reads: the others go on, every page linearizable" \
+	died died1s 8930 -R
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
