@@ -63,12 +63,13 @@ int redy_model_init(struct redy_model *m, const struct redy_space *sp)
 	m->sp = *sp;
 	n = idx_scb(sp, sp->smax + 1, 0, 0) * (sp->qmax + 1);
 	m->leaf = calloc(n, sizeof(*m->leaf));
+	m->mean = calloc(n, sizeof(*m->mean));
 	m->measured = calloc(n, 1);
 	m->bs = calloc(sp->smax + 1, sizeof(*m->bs));
 	m->bsc = calloc((size_t)(sp->smax + 1) * (sp->cmax + 1),
 			sizeof(*m->bsc));
 	m->bscb = calloc(idx_scb(sp, sp->smax + 1, 0, 0), sizeof(*m->bscb));
-	if (!m->leaf || !m->measured || !m->bs || !m->bsc || !m->bscb) {
+	if (!m->leaf || !m->mean || !m->measured || !m->bs || !m->bsc || !m->bscb) {
 		redy_model_free(m);
 		return -ENOMEM;
 	}
@@ -80,6 +81,7 @@ int redy_model_init(struct redy_model *m, const struct redy_space *sp)
 void redy_model_free(struct redy_model *m)
 {
 	free(m->leaf);
+	free(m->mean);
 	free(m->measured);
 	free(m->bs);
 	free(m->bsc);
@@ -114,6 +116,7 @@ int redy_model_set(struct redy_model *m, const struct redy_cfg *cfg,
 	if (!m->measured[i])
 		m->nmeasured++;
 	plan_factors(m, &fl, &ft);
+	m->mean[i] = *p;
 	m->leaf[i] = (struct redy_perf){ p->lat_ns * fl, p->tput_ops * ft };
 	m->measured[i] = 1;
 	return 0;
@@ -123,13 +126,12 @@ int redy_model_replan(struct redy_model *m, double z, double cv_lat,
 		      double cv_tput)
 {
 	const struct redy_space *sp = &m->sp;
-	double fl, ft, nl, nt;
+	double nl, nt;
 	size_t i, n;
 
 	if (!(z >= 0) || !(cv_lat >= 0) || !(cv_tput >= 0) || !isfinite(z) ||
 	    !isfinite(cv_lat) || !isfinite(cv_tput))
 		return -EINVAL;
-	plan_factors(m, &fl, &ft);
 	m->z = z;
 	m->cv_lat = cv_lat;
 	m->cv_tput = cv_tput;
@@ -140,8 +142,8 @@ int redy_model_replan(struct redy_model *m, double z, double cv_lat,
 			m->leaf[i].lat_ns = -1;	/* interpolated again */
 			continue;
 		}
-		m->leaf[i].lat_ns = m->leaf[i].lat_ns / fl * nl;
-		m->leaf[i].tput_ops = m->leaf[i].tput_ops / ft * nt;
+		m->leaf[i].lat_ns = m->mean[i].lat_ns * nl;
+		m->leaf[i].tput_ops = m->mean[i].tput_ops * nt;
 	}
 	redy_model_finish(m);
 	return 0;
@@ -545,10 +547,8 @@ int redy_model_save(const struct redy_model *m, FILE *f)
 	const struct redy_space *sp = &m->sp;
 	struct redy_cfg x;
 	struct redy_perf p;
-	double fl, ft;
 
 	/* the means; version 2 also the planning parameters */
-	plan_factors(m, &fl, &ft);
 	if (m->z > 0)
 		fprintf(f, "redy-model 2 %u %u %u %u %u %u %g %.4f %.4f\n", sp->smax,
 			sp->cmax, sp->bmax, sp->qmax, m->record_bytes, m->read_pct,
@@ -562,10 +562,10 @@ int redy_model_save(const struct redy_model *m, FILE *f)
 				for (x.q = 1; x.q <= sp->qmax; x.q++) {
 					if (!m->measured[cfg_idx(sp, &x)])
 						continue;
-					p = m->leaf[cfg_idx(sp, &x)];
+					p = m->mean[cfg_idx(sp, &x)];
 					fprintf(f, "%u %u %u %u %.1f %.1f\n", x.s,
-						x.c, x.b, x.q, p.lat_ns / fl,
-						p.tput_ops / ft);
+						x.c, x.b, x.q, p.lat_ns,
+						p.tput_ops);
 				}
 	return fflush(f) || ferror(f) ? -EIO : 0;
 }

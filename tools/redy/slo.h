@@ -62,6 +62,7 @@ struct redy_model {
 	unsigned int record_bytes;	/* what was measured: record size */
 	unsigned int read_pct;		/* and the share of reads */
 	struct redy_perf *leaf;		/* [s][c][b][q], lat_ns < 0: absent */
+	struct redy_perf *mean;		/* same index: the means measured */
 	uint8_t *measured;		/* same index: 1 if measured */
 	struct redy_bound *bs, *bsc, *bscb;	/* subtree bounds per level */
 	unsigned long nmeasured;
@@ -71,6 +72,8 @@ struct redy_model {
 	 * are kept as lat * (1 + z * cv_lat) and tput * (1 - z * cv_tput),
 	 * where cv_* are the relative standard deviations of single runs
 	 * (pooled over the model's leaves); z = 0: the means themselves.
+	 * The means are kept as well: replanning starts from them, never
+	 * from a leaf divided by the old factor (off by a rounding).
 	 */
 	double z, cv_lat, cv_tput;
 };

@@ -473,6 +473,25 @@ static void test_plan(void **state)
 	redy_model_free(&m);
 	redy_model_free(&n);
 
+	/*
+	 * Replanning to z = 0 gives back each mean exactly, not a rounding
+	 * away from it: an SLO of exactly a measured mean is met (x * f / f
+	 * is not x for many x; redy.sh searches for such an SLO).
+	 */
+	assert_int_equal(redy_model_init(&m, &sp), 0);
+	for (i = 0; i < 1000; i++) {
+		p.lat_ns = 1000 + i * 0.1;
+		p.tput_ops = 3000 - i * 0.7;
+		assert_int_equal(redy_model_set(&m, &one, &p), 0);
+		assert_int_equal(redy_model_replan(&m, 2, 0.1234, 0.0567), 0);
+		assert_int_equal(redy_model_replan(&m, 3, 0.0711, 0.0333), 0);
+		assert_int_equal(redy_model_replan(&m, 0, 0.0711, 0.0333), 0);
+		assert_true(redy_model_get(&m, &one, &r));
+		assert_true(r.lat_ns == p.lat_ns && r.tput_ops == p.tput_ops);
+		assert_int_equal(redy_model_replan(&m, 2, 0.1234, 0.0567), 0);
+	}
+	redy_model_free(&m);
+
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
 		assert_int_equal(redy_model_load(&n, f, &line), -EINVAL);
