@@ -459,9 +459,9 @@ def t_bm_fix(datadir):
     virtio-9p, a file on another node through its file server (bm
     fserve: FReadF and FPrintF, two-sided) and a Redy cache (one-sided);
     the remote tiers' throughput over the 9p file's."""
-    rows = [r for r in load(datadir, "bm") if "tier" in r]
+    rows = [r for r in load(datadir, "bm") if "tier" in r and r.get("threads", 1) == 1]
     tiers = (("file", "tmpfs"), ("file", "9p"), ("rfile", "tmpfs"),
-             ("rfile_rdma", "tmpfs"), ("remote", "none"))
+             ("rfile_rdma", "tmpfs"), ("rfile_rdma_rw", "tmpfs"), ("remote", "none"))
     body = []
     for ws in sorted({r["ws_factor"] for r in rows}):
         def v(metric, tier, fs):
@@ -476,15 +476,42 @@ def t_bm_fix(datadir):
         nine = v("throughput_ops", "file", "9p")
         cells.append(ratio(v("throughput_ops", "rfile", "tmpfs"), nine))
         cells.append(ratio(v("throughput_ops", "rfile_rdma", "tmpfs"), nine))
+        cells.append(ratio(v("throughput_ops", "rfile_rdma_rw", "tmpfs"), nine))
         cells.append(ratio(v("throughput_ops", "remote", "none"), nine))
         body.append(cells)
     if not body:
         raise DataError("bm: no `bm fix` lines")
     return table(["working set (pages)", "hits", "tmpfs file ops/s", "p99 µs",
                   "9p file ops/s", "p99 µs", "fserve ops/s", "p99 µs",
-                  "fserve READ ops/s", "p99 µs", "Redy ops/s", "p99 µs",
-                  "fserve ÷ 9p", "fserve READ ÷ 9p", "Redy ÷ 9p"],
+                  "fserve READ ops/s", "p99 µs", "fserve READ+WRITE ops/s", "p99 µs",
+                  "Redy ops/s", "p99 µs", "fserve ÷ 9p", "fserve READ ÷ 9p",
+                  "fserve R+W ÷ 9p", "Redy ÷ 9p"],
                  body) + where(rows)
+
+
+def t_bm_fix_threads(datadir):
+    """The frame pool shared by several threads (`bm fix -j`): FIX + UNFIX
+    per second and p99 FIX latency per tier at one working set, one
+    thread against several, measured in the same run."""
+    rows = [r for r in load(datadir, "bm") if "tier" in r and "threads" in r]
+    many = sorted({r["threads"] for r in rows} - {1})
+    body = []
+    for ws in sorted({r["ws_factor"] for r in rows if r["threads"] > 1}):
+        for tier, fs in (("file", "tmpfs"), ("file", "9p"), ("rfile_rdma", "tmpfs")):
+            def v(metric, n):
+                return pick(rows, metric=metric, tier=tier, file=fs, ws_factor=ws,
+                            threads=n)
+            for n in many:
+                one, m = v("throughput_ops", 1), v("throughput_ops", n)
+                if one is None or m is None:
+                    continue
+                body.append([f"{tier} ({fs})", f"{ws}×", grouped(one),
+                             f"{v('fix_p99_us', 1):.0f}", str(n), grouped(m),
+                             f"{v('fix_p99_us', n):.0f}", ratio(m, one)])
+    if not body:
+        raise DataError("bm: no `bm fix -j` lines")
+    return table(["tier", "working set", "1 thread ops/s", "p99 µs", "threads",
+                  "ops/s", "p99 µs", "÷ 1 thread"], body) + where(rows)
 
 
 def t_bm_lat(datadir):
@@ -549,7 +576,7 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+TABLES = {"bm_fix": t_bm_fix, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 

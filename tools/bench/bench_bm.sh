@@ -46,6 +46,8 @@
 #   tier rfile_rdma         the same file, its pages read with RDMA READs
 #                           from the server's export of it (one-sided),
 #                           written back through the server
+#   tier rfile_rdma_rw      read with RDMA READs and written back with
+#                           RDMA WRITEs (a writable export)
 #   tier remote             a Redy cache (redymgr, one redyd on rxe0)
 #                           created from the file; the manager's model
 #                           has one configuration, one-sided with one
@@ -54,7 +56,10 @@
 #
 #   throughput_ops, fix_p99_us, fix_p50_us, fix_mean_us, hit_ratio (keys
 #   tier, file, frames, pages, ws_factor, page_size, write_pct,
-#   zipf_theta, ops, seed; redy_cfg for the remote tier)
+#   zipf_theta, ops, seed, threads; redy_cfg for the remote tier)
+#
+# and at working set 4 the tmpfs, 9p and rfile_rdma tiers again with four
+# threads sharing the frames (bm fix -j 4, threads 4).
 #
 # JSON lines on stdout; progress on stderr.
 set -eu
@@ -186,17 +191,25 @@ fix_bench() {
 	done
 	mkdir -p build/tmp
 	for ws in 2 4 8; do
-		for t in tmpfs 9p rfile rfile_rdma remote; do
+		for t in tmpfs 9p rfile rfile_rdma rfile_rdma_rw remote; do
 			case $t in
 			tmpfs) set -- -t file -f $out/pages.bin -K tmpfs ;;
 			9p) set -- -t file -f build/tmp/bm-pages.bin -K 9p ;;
 			rfile) set -- -t rfile -R $addr:7960 -K tmpfs ;;
 			rfile_rdma) set -- -t rfile_rdma -R $addr:7960 -K tmpfs ;;
+			rfile_rdma_rw) set -- -t rfile_rdma_rw -R $addr:7960 -K tmpfs ;;
 			remote) set -- -t remote -f $out/pages-r.bin -K none \
 				-M 127.0.0.1:7929 ;;
 			esac
 			$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" -s 1 ||
 				return 1
+			# and four threads sharing the frames, where the tier
+			# can overlap (the 9p file's calls, the guest's)
+			case $ws/$t in
+			4/tmpfs | 4/9p | 4/rfile_rdma)
+				$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" \
+					-s 1 -j 4 || return 1 ;;
+			esac
 		done
 	done
 	rm -f build/tmp/bm-pages.bin

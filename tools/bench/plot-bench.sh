@@ -125,12 +125,13 @@ with open(os.path.join(tmp, "redy-mig"), "w") as f:
 bm = load("bm")
 for name, tier, fs in (("tmpfs", "file", "tmpfs"), ("9p", "file", "9p"),
                        ("rfile", "rfile", "tmpfs"), ("rfile_rdma", "rfile_rdma", "tmpfs"),
+                       ("rfile_rdma_rw", "rfile_rdma_rw", "tmpfs"),
                        ("remote", "remote", "none")):
     for metric in ("throughput_ops", "fix_p99_us"):
         put(f"bm-{metric}-{name}",
             [(r["ws_factor"], r["value"]) for r in bm
              if r["metric"] == metric and r.get("tier") == tier
-             and r.get("file") == fs])
+             and r.get("file") == fs and r.get("threads", 1) == 1])
 
 slo = [r for r in redy if r["metric"] == "slo_met"]
 for name, sel in (("plan", lambda r: r.get("plan_z", 0) > 0),
@@ -303,6 +304,7 @@ plot "$tmp/bm-throughput_ops-tmpfs" title "file in the guest's memory (tmpfs)" p
      "$tmp/bm-throughput_ops-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-throughput_ops-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
      "$tmp/bm-throughput_ops-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
+     "$tmp/bm-throughput_ops-rfile_rdma_rw" title "the same, RDMA READ and WRITE" pt 8, \
      "$tmp/bm-throughput_ops-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 set title "p99 FIX latency"
 set key top left
@@ -312,6 +314,7 @@ plot "$tmp/bm-fix_p99_us-tmpfs" title "file in the guest's memory (tmpfs)" pt 6,
      "$tmp/bm-fix_p99_us-9p" title "file on the host (virtio-9p)" pt 4, \
      "$tmp/bm-fix_p99_us-rfile" title "file on another node (bm fserve, rxe)" pt 2, \
      "$tmp/bm-fix_p99_us-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
+     "$tmp/bm-fix_p99_us-rfile_rdma_rw" title "the same, RDMA READ and WRITE" pt 8, \
      "$tmp/bm-fix_p99_us-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
 unset multiplot
 GP

@@ -2466,6 +2466,82 @@ static int cmd_fserve(int argc, char **argv)
  * EINVAL, then an honest write and read back, which must work.  Exit
  * status 0 if all did.
  */
+/*
+ * One-sided WRITEs on a file server's export (fprobe), as a hostile
+ * client would post them: with a read-only export's key, or straddling
+ * either end of a writable export.  Each must fail, end that client's
+ * connection (a new client each time) and leave the file's bytes as
+ * they were; a WRITE inside a writable export lands in the file (read
+ * back through the server).  The number of wrong outcomes.
+ */
+static unsigned int probe_writes(const char *dev, const char *addr, unsigned int port)
+{
+	static const char rec[33] = "an honest write, then read back.";
+	static const char good[33] = "a one-sided WRITE, read back....";
+	static const char junk[33] = "a write nobody should ever get..";
+	struct { const char *what; bool rw; int end; } w[] = {
+		{ "a WRITE with a read-only export's key", false, 0 },
+		{ "a WRITE across a writable export's end", true, 1 },
+		{ "a WRITE across a writable export's start", true, -1 },
+	};
+	uint8_t tail[16], back[32];
+	unsigned int i, bad = 0;
+	struct rfile *f;
+	uint64_t size;
+	int r;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		f = NULL;
+		r = rfile_open(&f, dev, addr, port);
+		r = r ?: rfile_map(f, w[i].rw);
+		size = r ? 0 : rfile_mapped(f);
+		r = r ?: size < 64 ? -EFBIG : 0;
+		/* the file's last 16 bytes, before */
+		r = r ?: rfile_read(f, size - 16, tail, 16);
+		if (r) {
+			fprintf(stderr, PROG " fprobe: %s: could not begin: %s\n", w[i].what,
+				strerror(-r));
+			bad++;
+		} else {
+			r = rfile_poke(f, w[i].end > 0 ? (int64_t)size - 16 :
+					  w[i].end < 0 ? -16 : 0, junk, 32);
+			fprintf(stderr, PROG " fprobe: %s: %s\n", w[i].what,
+				r ? strerror(r < 0 ? -r : r) : "done (wrong)");
+			bad += !r;
+		}
+		rfile_close(f);
+		/* the file as it was: its first 32 bytes and its last 16 */
+		f = NULL;
+		r = rfile_open(&f, dev, addr, port);
+		r = r ?: rfile_read(f, 0, back, 32);
+		r = r ?: memcmp(back, rec, 32) ? -EIO : 0;
+		r = r ?: rfile_read(f, size - 16, back, 16);
+		r = r ?: memcmp(back, tail, 16) ? -EIO : 0;
+		if (r) {
+			fprintf(stderr, PROG " fprobe: %s: the file after it: %s\n",
+				w[i].what, strerror(-r));
+			bad++;
+		}
+		rfile_close(f);
+	}
+	/* a WRITE where it may write: in the file, as the server reads it */
+	f = NULL;
+	r = rfile_open(&f, dev, addr, port);
+	r = r ?: rfile_map(f, true);
+	r = r ?: rfile_write(f, 64, good, 32);
+	rfile_close(f);
+	f = NULL;
+	r = r ?: rfile_open(&f, dev, addr, port);
+	r = r ?: rfile_read(f, 64, back, 32);
+	rfile_close(f);
+	if (r || memcmp(back, good, 32)) {
+		fprintf(stderr, PROG " fprobe: a one-sided WRITE read back through the server: %s\n",
+			r ? strerror(-r) : "not what was written");
+		bad++;
+	}
+	return bad;
+}
+
 static int cmd_fprobe(int argc, char **argv)
 {
 	struct probe { const char *what; uint8_t op; uint32_t magic, len; uint64_t off;
@@ -2538,7 +2614,7 @@ static int cmd_fprobe(int argc, char **argv)
 	 * an RDMA READ; a read past the export refused here; a second MAP
 	 * refused by the server.
 	 */
-	r = rfile_map(f);
+	r = rfile_map(f, false);
 	memset(back, 0, sizeof(back));
 	r = r ?: rfile_read(f, 0, back, 32);
 	if (r || memcmp(back, "an honest write, then read back.", 32)) {
@@ -2558,8 +2634,9 @@ static int cmd_fprobe(int argc, char **argv)
 		bad++;
 	}
 	rfile_close(f);
+	bad += probe_writes(bench_device(dev), addr, port);
 	fprintf(stderr, PROG " fprobe: %u of %zu answers wrong\n", bad,
-		sizeof(p) / sizeof(p[0]) + 4);
+		sizeof(p) / sizeof(p[0]) + 8);
 	return bad ? 1 : 0;
 }
 

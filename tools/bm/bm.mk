@@ -24,7 +24,7 @@ $(TESTS_DIR)/test_bm_pool: $(BM_DIR)/tests/test_pool.c $(BM_DIR)/pool.c $(BM_HDR
 		$(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(BM_DIR) -o $@ $< \
-		$(BM_DIR)/pool.c -lcmocka
+		$(BM_DIR)/pool.c -lcmocka -lpthread
 UNIT_TESTS += $(TESTS_DIR)/test_bm_pool
 
 $(TESTS_DIR)/test_bm_galloc: $(BM_DIR)/tests/test_galloc.c $(BM_DIR)/galloc.c \

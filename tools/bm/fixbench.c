@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 #define PROG "bm fix"
 
 struct run {
-	const char *tier;		/* "file", "remote", "rfile" or "rfile_rdma" */
+	const char *tier;		/* "file", "remote", "rfile", "rfile_rdma(_rw)" */
 	const char *path;		/* the pages' file */
 	const char *fs;			/* what the file is on (a key only) */
 	const char *mgr;		/* remote: the cache manager */
@@ -52,8 +53,12 @@ struct run {
 	const char *rf_addr;
 	unsigned int rf_port;
 	uint64_t *version;		/* what the run wrote, per page */
-	uint64_t tier_reads, tier_writes;
+	uint64_t tier_reads, tier_writes;	/* (atomic) */
 	bool lose_writes;		/* -L: a tier that drops them (tests) */
+	unsigned int threads;		/* -j: FIXing at once */
+	/* a Redy cache and the file server's connection are one thread's */
+	pthread_mutex_t tier_lock;
+	int stop;			/* (atomic) a thread failed */
 };
 
 /* splitmix64: a seeded stream, the same on every machine */
@@ -138,22 +143,35 @@ static int page_io(struct run *r, bool write, uint64_t page, void *buf)
 	return file_io(r->fd, write, off, buf, r->page_size);
 }
 
+/* The pool calls the tier from every thread; the file's is theirs too. */
+static int tier_io(struct run *r, bool write, uint64_t page, void *buf)
+{
+	int err;
+
+	if (!r->rf && !r->cache)
+		return page_io(r, write, page, buf);
+	pthread_mutex_lock(&r->tier_lock);
+	err = page_io(r, write, page, buf);
+	pthread_mutex_unlock(&r->tier_lock);
+	return err;
+}
+
 static int tier_read(void *arg, uint64_t page, void *buf)
 {
 	struct run *r = arg;
 
-	r->tier_reads++;
-	return page_io(r, false, page, buf);
+	__atomic_add_fetch(&r->tier_reads, 1, __ATOMIC_RELAXED);
+	return tier_io(r, false, page, buf);
 }
 
 static int tier_write(void *arg, uint64_t page, const void *buf)
 {
 	struct run *r = arg;
 
-	r->tier_writes++;
+	__atomic_add_fetch(&r->tier_writes, 1, __ATOMIC_RELAXED);
 	if (r->lose_writes)
 		return 0;
-	return page_io(r, true, page, (void *)buf);
+	return tier_io(r, true, page, (void *)buf);
 }
 
 /* A page as the run left it: its number, its version, then filler. */
@@ -217,16 +235,76 @@ out:
 	return err;
 }
 
+/* One thread of the load: its share of the operations, its own stream. */
+struct worker {
+	struct run *r;
+	struct bm_pool *pool;
+	const struct zipf *z;
+	const uint64_t *perm;
+	uint64_t *lat, ops, seed;
+	pthread_t thread;
+	int err;
+};
+
+/*
+ * A write FIXes its page exclusively, so that the version it bumps
+ * (r->version) is the run's only one: every FIX, shared or not, finds
+ * the page's bytes at the version last UNFIXed dirty.
+ */
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	uint64_t i, s = w->seed;
+	int err = 0;
+
+	for (i = 0; i < w->ops && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); i++) {
+		uint64_t page = w->perm[zipf_next(w->z, &s)], a;
+		bool write = rnd(&s) % 100 < r->write_pct, ok;
+		void *frame;
+
+		a = bm_now_ns();
+		err = bm_fix_wait(w->pool, page, write, &frame);
+		w->lat[i] = bm_now_ns() - a;
+		if (err) {
+			fprintf(stderr, PROG ": FIX of page %" PRIu64 ": %s\n", page,
+				strerror(-err));
+			break;
+		}
+		ok = page_ok(r, frame, page);
+		if (ok && write) {
+			r->version[page]++;
+			page_fill(frame, r->page_size, page, r->version[page]);
+		}
+		/* unfixed even if wrong: other threads may wait for it */
+		err = bm_unfix(w->pool, page, ok && write);
+		if (!ok)
+			err = -EIO;
+		if (err)
+			break;
+	}
+	if (err)
+		__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	w->err = err;
+	return NULL;
+}
+
 static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		    uint64_t *elapsed)
 {
+	struct worker *w;
 	struct zipf z;
-	uint64_t *perm, s = r->seed, i, t0;
+	uint64_t *perm, s = r->seed, i, t0, done = 0;
+	unsigned int k, started = 0;
 	int err = 0;
 
 	perm = malloc(r->pages * sizeof(*perm));
-	if (!perm)
+	w = calloc(r->threads, sizeof(*w));
+	if (!perm || !w) {
+		free(perm);
+		free(w);
 		return -ENOMEM;
+	}
 	/* the popular pages spread over the file, not its first ones */
 	for (i = 0; i < r->pages; i++)
 		perm[i] = i;
@@ -238,32 +316,30 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 	}
 	zipf_init(&z, r->pages, r->theta);
 	t0 = bm_now_ns();
-	for (i = 0; i < r->ops; i++) {
-		uint64_t page = perm[zipf_next(&z, &s)], a;
-		bool write = rnd(&s) % 100 < r->write_pct;
-		void *frame;
-
-		a = bm_now_ns();
-		err = bm_fix(pool, page, write, &frame);
-		lat[i] = bm_now_ns() - a;
-		if (err) {
-			fprintf(stderr, PROG ": FIX of page %" PRIu64 ": %s\n", page,
-				strerror(-err));
+	for (k = 0; k < r->threads; k++) {
+		w[k] = (struct worker){ .r = r, .pool = pool, .z = &z, .perm = perm,
+					.lat = lat + done,
+					.ops = r->ops / r->threads +
+					       (k < r->ops % r->threads),
+					/* thread 0 draws the stream -j 1 draws */
+					.seed = s + k * 0x9e3779b97f4a7c15ull };
+		done += w[k].ops;
+		if (r->threads == 1) {
+			worker_run(&w[k]);
+		} else if (pthread_create(&w[k].thread, NULL, worker_run, &w[k])) {
+			__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+			err = -EAGAIN;
 			break;
 		}
-		if (!page_ok(r, frame, page)) {
-			err = -EIO;
-			break;
-		}
-		if (write) {
-			r->version[page]++;
-			page_fill(frame, r->page_size, page, r->version[page]);
-		}
-		err = bm_unfix(pool, page, write);
-		if (err)
-			break;
+		started++;
+	}
+	for (k = 0; k < started; k++) {
+		if (r->threads > 1)
+			pthread_join(w[k].thread, NULL);
+		err = err ?: w[k].err;
 	}
 	*elapsed = bm_now_ns() - t0;
+	free(w);
 	free(perm);
 	return err;
 }
@@ -303,9 +379,10 @@ static void emit(const struct run *r, const char *metric, double value,
 	       "\"tier\":\"%s\",\"file\":", metric, value, unit, r->tier);
 	bench_json_str(stdout, r->fs);
 	printf(",\"frames\":%u,\"pages\":%" PRIu64 ",\"ws_factor\":%u,\"page_size\":%zu,"
-	       "\"write_pct\":%u,\"zipf_theta\":%.3g,\"ops\":%" PRIu64 ",\"seed\":%" PRIu64,
+	       "\"write_pct\":%u,\"zipf_theta\":%.3g,\"ops\":%" PRIu64 ",\"seed\":%" PRIu64
+	       ",\"threads\":%u",
 	       r->frames, r->pages, r->ws, r->page_size, r->write_pct, r->theta,
-	       r->ops, r->seed);
+	       r->ops, r->seed, r->threads);
 	if (r->cache) {
 		struct redy_cfg cfg;
 
@@ -331,12 +408,13 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
-		"       " PROG " -t rfile|rfile_rdma -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
+		"       " PROG " -t rfile|rfile_rdma|rfile_rdma_rw -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
 		"  (FILE is created, or emptied: it holds the run's pages; rfile: the\n"
 		"   file of bm fserve at ADDR, PORT 7960, written over; rfile_rdma:\n"
-		"   its pages read with RDMA READs from the server's export)\n"
+		"   its pages read with RDMA READs from the server's export;\n"
+		"   rfile_rdma_rw: and written with RDMA WRITEs)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
-		"              [-o OPS] [-s SEED] [-K FS_NAME] [-L]\n");
+		"              [-o OPS] [-s SEED] [-j THREADS] [-K FS_NAME] [-L]\n");
 	exit(2);
 }
 
@@ -346,6 +424,7 @@ int cmd_fix(int argc, char **argv)
 		.fs = "unknown", .mgr = "127.0.0.1", .mgr_port = 7729,
 		.frames = 256, .page_size = 4096, .ws = 4, .write_pct = 10,
 		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1, .rf_port = 7960,
+		.threads = 1, .tier_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	struct bm_tier tier = { .read = tier_read, .write = tier_write, .arg = &r };
 	const char *dev = NULL;
@@ -355,7 +434,7 @@ int cmd_fix(int argc, char **argv)
 	bool mgr_set = false, rf;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:K:L")) != -1) {
+	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:j:K:L")) != -1) {
 		switch (c) {
 		case 't':
 			r.tier = optarg;
@@ -394,6 +473,9 @@ int cmd_fix(int argc, char **argv)
 		case 's':
 			r.seed = bench_opt_u64(PROG, "-s", optarg, 0, UINT64_MAX);
 			break;
+		case 'j':
+			r.threads = (unsigned int)bench_opt_u64(PROG, "-j", optarg, 1, 64);
+			break;
 		case 'K':
 			r.fs = optarg;
 			break;
@@ -404,11 +486,12 @@ int cmd_fix(int argc, char **argv)
 			usage();
 		}
 	}
-	rf = r.tier && (!strcmp(r.tier, "rfile") || !strcmp(r.tier, "rfile_rdma"));
+	rf = r.tier && (!strcmp(r.tier, "rfile") || !strcmp(r.tier, "rfile_rdma") ||
+			!strcmp(r.tier, "rfile_rdma_rw"));
 	if (optind != argc || !r.tier ||
 	    (!rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
 	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf) ||
-	    (rf && r.page_size > RFILE_DATA_MAX))
+	    (rf && r.page_size > RFILE_DATA_MAX) || r.threads > r.ops)
 		usage();
 	bench_init(PROG, dev);
 	r.pages = (uint64_t)r.frames * r.ws;
@@ -426,8 +509,8 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (rf) {
 		err = rfile_open(&r.rf, bench_device(dev), r.rf_addr, r.rf_port);
-		if (!err && !strcmp(r.tier, "rfile_rdma"))
-			err = rfile_map(r.rf);
+		if (!err && strcmp(r.tier, "rfile"))
+			err = rfile_map(r.rf, !strcmp(r.tier, "rfile_rdma_rw"));
 		if (err) {
 			fprintf(stderr, PROG ": the file server at %s:%u: %s\n", r.rf_addr,
 				r.rf_port, strerror(-err));
@@ -471,11 +554,11 @@ int cmd_fix(int argc, char **argv)
 	for (i = 0; i < r.ops; i++)
 		sum += lat[i];
 	qsort(lat, r.ops, sizeof(*lat), bm_cmp_u64);
-	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages: %" PRIu64
-		" FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s; the tier read %"
+	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages, %u threads: %"
+		PRIu64 " FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s; the tier read %"
 		PRIu64 " pages, wrote %" PRIu64 " (the check's included)\n", r.tier, r.fs,
-		r.frames, r.pages, r.ops, st.hits, st.writebacks, (double)elapsed / 1e9,
-		r.tier_reads, r.tier_writes);
+		r.frames, r.pages, r.threads, r.ops, st.hits, st.writebacks,
+		(double)elapsed / 1e9, r.tier_reads, r.tier_writes);
 	emit(&r, "throughput_ops", (double)r.ops * 1e9 / (double)elapsed, "ops/s");
 	emit(&r, "fix_p99_us", (double)bm_percentile(lat, r.ops, 99) / 1e3, "us");
 	emit(&r, "fix_p50_us", (double)bm_percentile(lat, r.ops, 50) / 1e3, "us");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The buffer manager's frames, FIX/UNFIX and 2Q replacement: see pool.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ enum { L_NONE, L_A1IN, L_AM };
 struct frame {
 	uint64_t page;
 	bool used, excl, dirty;
+	bool io;		/* its page being read or written: wait */
 	unsigned int fixes;
 	int list;		/* L_A1IN or L_AM when used */
 	int prev, next;		/* in its list; -1 ends */
@@ -23,11 +25,17 @@ struct dlist {
 };
 
 struct bm_pool {
+	/*
+	 * Everything below, the frames' bytes aside; the tier is called
+	 * without it, its frame marked io.
+	 */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;	/* a fix dropped, an I/O ended */
 	unsigned int nframes, kin, kout;
 	size_t page_size;
 	struct bm_tier tier;
 	struct frame *f;
-	uint8_t *mem, *scratch;
+	uint8_t *mem;
 	int *bucket;
 	unsigned int nbuckets;	/* a power of two */
 	struct dlist a1in, am;
@@ -105,7 +113,7 @@ static int unfixed_tail(const struct bm_pool *p, const struct dlist *l)
 	int i;
 
 	for (i = l->tail; i >= 0; i = p->f[i].prev)
-		if (!p->f[i].fixes)
+		if (!p->f[i].fixes && !p->f[i].io)
 			return i;
 	return -1;
 }
@@ -150,6 +158,15 @@ int bm_pool_create(struct bm_pool **out, unsigned int frames, size_t page_size,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	if (pthread_mutex_init(&p->lock, NULL)) {
+		free(p);
+		return -ENOMEM;
+	}
+	if (pthread_cond_init(&p->changed, NULL)) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return -ENOMEM;
+	}
 	p->nframes = frames;
 	p->kin = frames / 4;
 	p->kout = frames / 2;
@@ -159,10 +176,9 @@ int bm_pool_create(struct bm_pool **out, unsigned int frames, size_t page_size,
 		;
 	p->f = calloc(frames, sizeof(*p->f));
 	p->mem = calloc(frames, page_size);
-	p->scratch = malloc(page_size);
 	p->bucket = malloc(p->nbuckets * sizeof(*p->bucket));
 	p->a1out = calloc(p->kout, sizeof(*p->a1out));
-	if (!p->f || !p->mem || !p->scratch || !p->bucket || !p->a1out) {
+	if (!p->f || !p->mem || !p->bucket || !p->a1out) {
 		bm_pool_destroy(p);
 		return -ENOMEM;
 	}
@@ -180,13 +196,17 @@ void bm_pool_destroy(struct bm_pool *p)
 		return;
 	free(p->f);
 	free(p->mem);
-	free(p->scratch);
 	free(p->bucket);
 	free(p->a1out);
+	pthread_cond_destroy(&p->changed);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
-/* A frame for a new page: a free one, or 2Q's victim; -1 if all are fixed. */
+/*
+ * A frame for a new page: a free one, or 2Q's victim; -1 if all are
+ * fixed or busy with I/O.
+ */
 static int victim(const struct bm_pool *p)
 {
 	unsigned int i;
@@ -204,104 +224,199 @@ static int victim(const struct bm_pool *p)
 	return v;
 }
 
-int bm_fix(struct bm_pool *p, uint64_t page, bool exclusive, void **frame)
+static uint8_t *bytes(const struct bm_pool *p, int i)
+{
+	return p->mem + (size_t)i * p->page_size;
+}
+
+/*
+ * Frame @i written to the tier, the lock dropped meanwhile: its page stays
+ * where FIX finds it, and waits for it (io).  0 or the tier's error (the
+ * page then still dirty).  Called with the lock, returns with it.
+ */
+static int write_back(struct bm_pool *p, int i)
+{
+	struct frame *x = &p->f[i];
+	int r;
+
+	x->io = true;
+	pthread_mutex_unlock(&p->lock);
+	r = p->tier.write(p->tier.arg, x->page, bytes(p, i));
+	pthread_mutex_lock(&p->lock);
+	x->io = false;
+	if (!r) {
+		x->dirty = false;
+		p->st.writebacks++;
+	}
+	pthread_cond_broadcast(&p->changed);
+	return r;
+}
+
+/*
+ * @page read into frame @i, a victim neither fixed nor dirty: its page
+ * leaves, @page is where FIX finds it and waits for it while it is read.
+ * If the read fails, the frame is free.  With the lock, as write_back().
+ */
+static int load(struct bm_pool *p, int i, uint64_t page)
+{
+	struct frame *x = &p->f[i];
+	int r;
+
+	if (x->used) {
+		if (x->list == L_A1IN)
+			a1out_add(p, x->page);
+		list_del(p, i);
+		hash_del(p, i);
+		p->st.evictions++;
+	}
+	*x = (struct frame){ .page = page, .used = true, .io = true,
+			     .prev = -1, .next = -1 };
+	x->chain = p->bucket[hash(p, page)];
+	p->bucket[hash(p, page)] = i;
+	pthread_mutex_unlock(&p->lock);
+	r = p->tier.read(p->tier.arg, page, bytes(p, i));
+	pthread_mutex_lock(&p->lock);
+	x->io = false;
+	pthread_cond_broadcast(&p->changed);
+	if (r) {
+		hash_del(p, i);
+		x->used = false;
+		return r;
+	}
+	if (a1out_take(p, page)) {	/* seen again: a hot page */
+		list_push(p, i, L_AM);
+		p->st.to_am++;
+	} else {
+		list_push(p, i, L_A1IN);
+	}
+	p->st.misses++;
+	return 0;
+}
+
+static int fix(struct bm_pool *p, uint64_t page, bool exclusive, bool wait,
+	       void **frame)
 {
 	struct frame *x;
-	int i, r;
+	int i, r = 0;
 
-	i = lookup(p, page);
-	if (i >= 0) {
-		x = &p->f[i];
-		if (x->excl || (exclusive && x->fixes))
-			return -EBUSY;
-		if (x->list == L_AM && p->am.head != i) {	/* most recent */
-			list_del(p, i);
-			list_push(p, i, L_AM);
-		}
-		p->st.hits++;
-	} else {
-		i = victim(p);
-		if (i < 0)
-			return -EBUSY;
-		x = &p->f[i];
-		/* read first: if it fails, nothing has changed */
-		r = p->tier.read(p->tier.arg, page, p->scratch);
-		if (!r && x->used && x->dirty) {
-			r = p->tier.write(p->tier.arg, x->page,
-					  p->mem + (size_t)i * p->page_size);
-			if (!r) {
-				x->dirty = false;
-				p->st.writebacks++;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		i = lookup(p, page);
+		if (i >= 0) {
+			x = &p->f[i];
+			if (!x->io && !x->excl && !(exclusive && x->fixes)) {
+				if (x->list == L_AM && p->am.head != i) {
+					list_del(p, i);	/* most recent */
+					list_push(p, i, L_AM);
+				}
+				p->st.hits++;
+				break;
+			}
+		} else {
+			i = victim(p);
+			/*
+			 * A dirty victim is written back first (and looked
+			 * at again: the lock was dropped); if that fails, or
+			 * the read does, nothing is lost.
+			 */
+			if (i >= 0 && p->f[i].used && p->f[i].dirty) {
+				r = write_back(p, i);
+				if (r)
+					goto out;
+				continue;
+			}
+			if (i >= 0) {
+				r = load(p, i, page);
+				if (r)
+					goto out;
+				break;
 			}
 		}
-		if (r)
-			return r;
-		if (x->used) {
-			if (x->list == L_A1IN)
-				a1out_add(p, x->page);
-			list_del(p, i);
-			hash_del(p, i);
-			p->st.evictions++;
+		if (!wait) {
+			r = -EBUSY;
+			goto out;
 		}
-		memcpy(p->mem + (size_t)i * p->page_size, p->scratch, p->page_size);
-		*x = (struct frame){ .page = page, .used = true, .prev = -1,
-				     .next = -1 };
-		x->chain = p->bucket[hash(p, page)];
-		p->bucket[hash(p, page)] = i;
-		if (a1out_take(p, page)) {	/* seen again: a hot page */
-			list_push(p, i, L_AM);
-			p->st.to_am++;
-		} else {
-			list_push(p, i, L_A1IN);
-		}
-		p->st.misses++;
+		pthread_cond_wait(&p->changed, &p->lock);
 	}
+	x = &p->f[i];
 	x->fixes++;
 	x->excl = exclusive;
-	*frame = p->mem + (size_t)i * p->page_size;
-	return 0;
+	*frame = bytes(p, i);
+out:
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int bm_fix(struct bm_pool *p, uint64_t page, bool exclusive, void **frame)
+{
+	return fix(p, page, exclusive, false, frame);
+}
+
+int bm_fix_wait(struct bm_pool *p, uint64_t page, bool exclusive, void **frame)
+{
+	return fix(p, page, exclusive, true, frame);
 }
 
 int bm_unfix(struct bm_pool *p, uint64_t page, bool dirty)
 {
-	int i = lookup(p, page);
 	struct frame *x;
+	int i, r = 0;
 
-	if (i < 0 || !p->f[i].fixes || (dirty && !p->f[i].excl))
-		return -EINVAL;
+	pthread_mutex_lock(&p->lock);
+	i = lookup(p, page);
+	if (i < 0 || !p->f[i].fixes || (dirty && !p->f[i].excl)) {
+		r = -EINVAL;
+		goto out;
+	}
 	x = &p->f[i];
 	x->dirty |= dirty;
-	if (!--x->fixes)
+	if (!--x->fixes) {
 		x->excl = false;
-	return 0;
+		pthread_cond_broadcast(&p->changed);
+	}
+out:
+	pthread_mutex_unlock(&p->lock);
+	return r;
 }
 
 int bm_flush(struct bm_pool *p)
 {
+	bool busy = false;
 	unsigned int i;
-	int r;
+	int r = 0;
 
-	for (i = 0; i < p->nframes; i++) {
-		if (!p->f[i].used || !p->f[i].dirty)
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->nframes && !r; i++) {
+		struct frame *x = &p->f[i];
+
+		while (x->used && x->io)	/* a write-back under way */
+			pthread_cond_wait(&p->changed, &p->lock);
+		if (!x->used || !x->dirty)
 			continue;
-		r = p->tier.write(p->tier.arg, p->f[i].page,
-				  p->mem + (size_t)i * p->page_size);
-		if (r)
-			return r;
-		p->f[i].dirty = false;
-		p->st.writebacks++;
+		if (x->excl) {		/* its bytes may be changing */
+			busy = true;
+			continue;
+		}
+		r = write_back(p, (int)i);
 	}
-	return 0;
+	pthread_mutex_unlock(&p->lock);
+	return r ?: busy ? -EBUSY : 0;
 }
 
-void bm_pool_stats(const struct bm_pool *p, struct bm_pool_stats *st)
+void bm_pool_stats(struct bm_pool *p, struct bm_pool_stats *st)
 {
+	pthread_mutex_lock(&p->lock);
 	*st = p->st;
+	pthread_mutex_unlock(&p->lock);
 }
 
-int bm_pool_where(const struct bm_pool *p, uint64_t page)
+int bm_pool_where(struct bm_pool *p, uint64_t page)
 {
-	int i = lookup(p, page);
+	int i, w;
 
-	return i < 0 ? 0 : p->f[i].list == L_AM ? 2 : 1;
+	pthread_mutex_lock(&p->lock);
+	i = lookup(p, page);
+	w = i < 0 ? 0 : p->f[i].list == L_AM ? 2 : 1;
+	pthread_mutex_unlock(&p->lock);
+	return w;
 }

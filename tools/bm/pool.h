@@ -11,8 +11,17 @@
  * (Am); a frame is taken from A1in's oldest page if A1in is over its
  * share, else from Am's least recently used; fixed frames are skipped.
  *
- * One thread uses a pool: nothing blocks; a FIX that cannot be granted
- * now says so (-EBUSY) and the caller retries after an UNFIX.
+ * Threads share a pool.  One lock guards the lists and the frames'
+ * states; the tier is called without it, the frame it reads or writes
+ * marked busy, so that FIXes of other pages go on meanwhile and a FIX of
+ * that page waits for the I/O (and never reads it twice).  bm_fix() never
+ * waits: what cannot be granted at once is -EBUSY.  bm_fix_wait() waits
+ * for a conflicting fix to be dropped, an I/O to end, a frame to be
+ * unfixed; a thread that holds a fix while it waits can deadlock with
+ * another doing the same (as with any latch: fix in one order, or hold
+ * one page at a time).  The tier's callbacks are called from every
+ * thread that FIXes or flushes, for different pages at once, never for
+ * one page twice at once.
  */
 #ifndef MRRC_BM_POOL_H
 #define MRRC_BM_POOL_H
@@ -43,16 +52,24 @@ void bm_pool_destroy(struct bm_pool *p);
 /*
  * The page's frame, fixed: shared fixes of a page coexist, an exclusive
  * one excludes every other.  -EBUSY if the mode conflicts with the fixes
- * it has, or every frame is fixed; the tier's error if the page could not
- * be read or a dirty victim not written (nothing changed then).
+ * it has, its frame is busy with I/O, or every frame is fixed or busy;
+ * the tier's error if a dirty victim could not be written (it stays in
+ * its frame, dirty) or the page could not be read (it is in no frame; the
+ * clean victim it was to replace is gone, its frame free): nothing lost.
  */
 int bm_fix(struct bm_pool *p, uint64_t page, bool exclusive, void **frame);
+/* The same, waiting where bm_fix() says -EBUSY (see above). */
+int bm_fix_wait(struct bm_pool *p, uint64_t page, bool exclusive, void **frame);
 /* -EINVAL if the page is not fixed; @dirty needs an exclusive fix. */
 int bm_unfix(struct bm_pool *p, uint64_t page, bool dirty);
-/* Writes every dirty page back (fixed or not): 0 or the first error. */
+/*
+ * Writes every dirty page back, unfixed or fixed shared: 0, the first
+ * error, or -EBUSY once the others are written if a dirty page is fixed
+ * exclusively (its bytes may be changing).
+ */
 int bm_flush(struct bm_pool *p);
-void bm_pool_stats(const struct bm_pool *p, struct bm_pool_stats *st);
+void bm_pool_stats(struct bm_pool *p, struct bm_pool_stats *st);
 /* Where a page is: 0 not in a frame, 1 in A1in, 2 in Am (for tests). */
-int bm_pool_where(const struct bm_pool *p, uint64_t page);
+int bm_pool_where(struct bm_pool *p, uint64_t page);
 
 #endif

@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@ struct rfile {
 	bool broken;		/* a request failed half-way: nothing more */
 	uint8_t *sbuf, *rbuf;
 	/* rfile_map(): the file as the server exported it */
+	bool writable;		/* for one-sided WRITEs too */
 	unsigned int nsegs;
 	struct rfile_seg seg[RFILE_SEGS];
 	uint64_t mapped;	/* bytes: the segments' sum */
@@ -200,7 +203,7 @@ int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *an
 	return (int)got;
 }
 
-int rfile_map(struct rfile *f)
+int rfile_map(struct rfile *f, bool writable)
 {
 	const size_t hl = sizeof(struct rfile_hdr);
 	struct rfile_hdr *h = (struct rfile_hdr *)f->sbuf, a;
@@ -211,7 +214,8 @@ int rfile_map(struct rfile *f)
 
 	if (f->broken)
 		return -EIO;
-	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC, .op = RFILE_MAP, .tag = ++f->tag };
+	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC,
+				 .op = writable ? RFILE_MAP_RW : RFILE_MAP, .tag = ++f->tag };
 	r = exchange(f, hl, hl + RFILE_SEGS * sizeof(struct rfile_seg), &got);
 	if (r)
 		return r;
@@ -244,11 +248,12 @@ int rfile_map(struct rfile *f)
 	}
 	f->nsegs = n;
 	f->mapped = sum;
+	f->writable = writable;
 	return 0;
 }
 
-/* @len bytes at @off with RDMA READs from the export (at most two). */
-static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
+/* @len bytes at @off with RDMA READs or WRITEs on the export (two at most). */
+static int rw_mapped(struct rfile *f, bool write, uint64_t off, void *buf, size_t len)
 {
 	struct mrrc_wr w[2];
 	unsigned int k, nw = 0, want = 0, done = 0;
@@ -263,7 +268,7 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 	for (k = 0, nw = 0; k < f->nsegs; start += f->seg[k].len, k++)
 		nw += start < off + len && start + f->seg[k].len > off;
 	if (nw > 2)
-		return request(f, RFILE_READ, off, buf, len);
+		return request(f, write ? RFILE_WRITE : RFILE_READ, off, buf, len);
 	start = 0;
 	nw = 0;
 	for (k = 0; k < f->nsegs && left; start += f->seg[k].len, k++) {
@@ -274,7 +279,7 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 			continue;
 		n = end - pos < left ? (size_t)(end - pos) : left;
 		w[nw] = (struct mrrc_wr){ .wr_id = WR_READ + nw, .conn = f->conn,
-					  .opcode = MRRC_OP_READ,
+					  .opcode = write ? MRRC_OP_WRITE : MRRC_OP_READ,
 					  .addr = (uintptr_t)buf + (pos - off), .len = n,
 					  .remote_addr = f->seg[k].addr + (pos - start),
 					  .rkey = f->seg[k].rkey };
@@ -287,9 +292,10 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 	r = r ?: wait_for(f, want, &got);
 	if (r) {
 		/*
-		 * A READ may still be posted into the caller's buffer: the
-		 * context goes, and with it every registration and queue
-		 * pair, before the caller has its buffer back.
+		 * A READ may still be posted into the caller's buffer (a
+		 * WRITE out of it): the context goes, and with it every
+		 * registration and queue pair, before the caller has its
+		 * buffer back.
 		 */
 		f->broken = true;
 		if (done) {
@@ -303,13 +309,41 @@ static int read_mapped(struct rfile *f, uint64_t off, void *buf, size_t len)
 int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len)
 {
 	if (f->nsegs && !f->broken)
-		return read_mapped(f, off, buf, len);
+		return rw_mapped(f, false, off, buf, len);
 	return request(f, RFILE_READ, off, buf, len);
 }
 
 int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len)
 {
+	if (f->nsegs && f->writable && !f->broken)
+		return rw_mapped(f, true, off, (void *)buf, len);
 	return request(f, RFILE_WRITE, off, (void *)buf, len);
+}
+
+uint64_t rfile_mapped(const struct rfile *f)
+{
+	return f->mapped;
+}
+
+int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len)
+{
+	struct mrrc_wr w = { .wr_id = WR_READ, .conn = f->conn,
+			     .opcode = MRRC_OP_WRITE, .addr = (uintptr_t)buf,
+			     .len = len, .remote_addr = f->seg[0].addr + (uint64_t)delta,
+			     .rkey = f->seg[0].rkey };
+	uint32_t got;
+	int r;
+
+	if (f->broken || !f->nsegs)
+		return -EIO;
+	r = mrrc_post(f->fd, &w, 1, NULL);
+	r = r ?: wait_for(f, 1u << WR_READ, &got);
+	if (r) {
+		f->broken = true;
+		mrrc_close(f->fd);	/* (as rw_mapped()) */
+		f->fd = -1;
+	}
+	return r;
 }
 
 void rfile_close(struct rfile *f)
@@ -346,9 +380,11 @@ static struct server {
 	uint64_t size;
 	void *map;			/* the file, for exports (MAP) */
 	int map_err;			/* why not: EFBIG, or mmap()'s */
+	bool tmpfs;			/* MAP_RW: only then */
 	uint32_t listener;
 	struct client c[CONNS_MAX];
 	unsigned long requests, refused, clients, turned_away, timed_out, exports;
+	unsigned long exports_rw;	/* of them, writable */
 	uint64_t bytes_read, bytes_written;
 } s;
 
@@ -461,13 +497,16 @@ static void reap(void)
 }
 
 /*
- * MAP: the file exported to client @i alone, read-only, once; its
- * segments in the answer.  EFBIG for a file over the export's 2 GiB,
- * EINVAL for a second MAP.
+ * MAP: the file exported to client @i alone, read-only (MAP_RW: and for
+ * WRITEs, a tmpfs file only), once; its segments in the answer.  EFBIG
+ * for a file over the export's 2 GiB, EINVAL for a second MAP,
+ * EOPNOTSUPP for MAP_RW of a file elsewhere than on tmpfs.
  */
 static int map_file(unsigned int i, unsigned int slot, struct rfile_hdr *a,
-		    struct mrrc_wr *w)
+		    struct mrrc_wr *w, bool writable)
 {
+	const uint32_t access = MRRC_ACCESS_REMOTE_READ |
+				(writable ? MRRC_ACCESS_REMOTE_WRITE : 0);
 	struct client *c = &s.c[i];
 	struct mrrc_seg seg[RFILE_SEGS];
 	unsigned int n = RFILE_SEGS, k;
@@ -478,8 +517,10 @@ static int map_file(unsigned int i, unsigned int slot, struct rfile_hdr *a,
 		status = EINVAL;
 	else if (!s.map)
 		status = s.map_err;
+	else if (writable && !s.tmpfs)
+		status = EOPNOTSUPP;
 	if (!status) {
-		r = mrrc_export(s.fd, s.map, s.size, MRRC_ACCESS_REMOTE_READ, &c->conn, 1,
+		r = mrrc_export(s.fd, s.map, s.size, access, &c->conn, 1,
 				seg, &n, &c->export);
 		status = r < 0 ? -r : 0;
 	}
@@ -488,6 +529,7 @@ static int map_file(unsigned int i, unsigned int slot, struct rfile_hdr *a,
 
 		c->exported = true;
 		s.exports++;
+		s.exports_rw += writable;
 		for (k = 0; k < n; k++)
 			out[k] = (struct rfile_seg){ .addr = seg[k].addr,
 						     .len = (uint32_t)seg[k].length,
@@ -518,8 +560,9 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 		memcpy(&q, c->rbuf[slot], hl);
 	*a = (struct rfile_hdr){ .magic = RFILE_MAGIC, .tag = q.tag, .len = 0,
 				 .off = q.off };
-	if (got == hl && q.magic == RFILE_MAGIC && q.op == RFILE_MAP)
-		return map_file(i, slot, a, &w);
+	if (got == hl && q.magic == RFILE_MAGIC &&
+	    (q.op == RFILE_MAP || q.op == RFILE_MAP_RW))
+		return map_file(i, slot, a, &w, q.op == RFILE_MAP_RW);
 	if (got < hl || q.magic != RFILE_MAGIC ||
 	    (q.op != RFILE_READ && q.op != RFILE_WRITE)) {
 		status = EPROTO;
@@ -629,6 +672,7 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct mrrc_cqe cq[32];
 	uint64_t last_reap = bm_now_ns();
+	struct statfs fs;
 	unsigned int i;
 	int r, k;
 
@@ -644,6 +688,7 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		return r;
 	}
 	/* for one-sided reads (MAP): the export's limit is 2 GiB */
+	s.tmpfs = !fstatfs(s.file, &fs) && fs.f_type == TMPFS_MAGIC;
 	s.map_err = EFBIG;
 	if (size <= RFILE_MAP_MAX) {
 		s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.file, 0);
@@ -686,8 +731,8 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 		for (i = 0; !r && i < (unsigned int)k; i++)
 			r = handle(&cq[i]);
 	}
-	fprintf(stderr, "bm fserve: %lu clients (%lu turned away, %lu timed out, %lu mapped), %lu requests (%lu refused), %llu bytes read, %llu written\n",
-		s.clients, s.turned_away, s.timed_out, s.exports, s.requests, s.refused,
+	fprintf(stderr, "bm fserve: %lu clients (%lu turned away, %lu timed out, %lu mapped, %lu of them writable), %lu requests (%lu refused), %llu bytes read, %llu written (one-sided WRITEs not counted)\n",
+		s.clients, s.turned_away, s.timed_out, s.exports, s.exports_rw, s.requests, s.refused,
 		(unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written);
 	/* closing revokes everything of the context: then the buffers go */
 	mrrc_close(s.fd);

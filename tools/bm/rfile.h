@@ -19,13 +19,15 @@
 #ifndef MRRC_BM_RFILE_H
 #define MRRC_BM_RFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define RFILE_MAGIC	0x72666c31u	/* "rfl1" */
 #define RFILE_DATA_MAX	16384u		/* bytes per request */
 
-enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_MAPPED };
+enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_MAPPED,
+       RFILE_MAP_RW };
 
 /*
  * MAP asks the server to export its file for one-sided READs, the
@@ -37,6 +39,13 @@ enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_
  * file can be pinned so: EFAULT otherwise).  MAPPED answers with the
  * file's segments as the peer
  * addresses them, in order and contiguous (at most RFILE_SEGS).
+ *
+ * MAP_RW exports it for one-sided WRITEs as well (answered with MAPPED):
+ * only a file on tmpfs, whose pages are memory and may be written
+ * behind the file system's back while pinned (EOPNOTSUPP otherwise:
+ * on other file systems the page cache must see its writes).  A WRITE
+ * lands in the file when it completes, as a pwrite() the server makes
+ * would; the server neither sees nor counts it.
  */
 #define RFILE_SEGS	8u
 /*
@@ -77,13 +86,23 @@ int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len);
 void rfile_close(struct rfile *f);
 /*
  * From now on, rfile_read() reads with one-sided RDMA READs from the
- * server's export of its file (writes still go through the server): 0,
- * -EFBIG for a file over RFILE_MAP_MAX, -EPROTO from a server that does
- * not MAP (the handle stays usable, two-sided), or a negative errno.
- * A read that fails half-way closes the handle's context first, so that
- * nothing is left posted into the caller's buffer.
+ * server's export of its file, and with @writable rfile_write() writes
+ * with RDMA WRITEs (else through the server): 0, -EFBIG for a file over
+ * RFILE_MAP_MAX, -EOPNOTSUPP for @writable and a file not on tmpfs,
+ * -EPROTO from a server that does not MAP (the handle stays usable,
+ * two-sided), or a negative errno.  A READ or WRITE that fails half-way
+ * closes the handle's context first, so that nothing is left posted
+ * into, or out of, the caller's buffer.
  */
-int rfile_map(struct rfile *f);
+int rfile_map(struct rfile *f, bool writable);
+/*
+ * Tests: an RDMA WRITE of @len bytes at @delta from the start of the
+ * export, with its first segment's key, unchecked (what a hostile
+ * client can post): 0 if it completed, else its error.
+ */
+int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len);
+/* The bytes rfile_map() exported (0: none). */
+uint64_t rfile_mapped(const struct rfile *f);
 /*
  * Tests: sends @len bytes of @msg as they are and waits for the answer:
  * its length (its header in *@ans), or a negative errno.

@@ -367,6 +367,10 @@ fix() {	# fix TIER FILE [OPTIONS]
 }
 tap "bm fix over a file: 5000 FIX of 128 pages in 32 frames, none lost" \
 	fix file "$out/pages.bin" -K tmpfs
+# four threads share the pool: a write fixes its page exclusively, so
+# every FIX still finds the version last written
+tap "bm fix over a file, four threads sharing the frames: none lost" \
+	fix file "$out/pages-j.bin" -K tmpfs -j 4
 printf '%s\n' 'redy-model 1 1 1 1 1 4096 10' '0 1 1 1 1000 1000' > "$out/fix-model.txt"
 "$b/redymgr" -m "$out/fix-model.txt" -p 7829 -r 64 > "$out/fix-redymgr.log" 2>&1 &
 mgr=$!
@@ -389,16 +393,20 @@ rfile=$(mktemp /tmp/bm-rfile.XXXXXX)
 fsrv=$!
 rfile_fix() {
 	waitfor "$out/fserve.log" serving || return 1
-	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 3 -K tmpfs \
+	"$b/bm" fix -t rfile -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 3 -K tmpfs -j 3 \
 		> "$out/rfix.json" || return 1
 	cat "$out/rfix.json"
 	grep -q '"tier":"rfile"' "$out/rfix.json" &&
 	"$b/bm" fix -t rfile_rdma -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 4 -K tmpfs \
 		> "$out/rfix1.json" &&
 	cat "$out/rfix1.json" &&
-	grep -q '"tier":"rfile_rdma"' "$out/rfix1.json"
+	grep -q '"tier":"rfile_rdma"' "$out/rfix1.json" &&
+	"$b/bm" fix -t rfile_rdma_rw -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 5 -K tmpfs \
+		> "$out/rfix2.json" &&
+	cat "$out/rfix2.json" &&
+	grep -q '"tier":"rfile_rdma_rw"' "$out/rfix2.json"
 }
-tap "bm fix over a file on another node (bm fserve: FReadF and FPrintF; then read with RDMA READ), none lost" \
+tap "bm fix over a file on another node (bm fserve: FReadF and FPrintF, three threads; then RDMA READ; then READ and WRITE), none lost" \
 	rfile_fix
 # A hostile client (bm fprobe: short, forged and out-of-range requests,
 # each answered with an error), a client killed in the middle of its
@@ -425,11 +433,21 @@ fserve_stops() {
 	cat "$out/fserve.log"
 	rm -f "$rfile"
 	[ $st = 0 ] &&
-	grep -q '6 clients (0 turned away, 0 timed out, 2 mapped)' "$out/fserve.log"
+	# clients: 3 bm fix; fprobe's 1, 3 x 2 for its hostile WRITEs and 2
+	# for the good one; 3 more in rfile_hostile.  Mapped: 2 bm fix, 1 +
+	# 3 + 1 fprobe's (writable: 1 bm fix, 2 + 1 fprobe's)
+	grep -q '15 clients (0 turned away, 0 timed out, 7 mapped, 4 of them writable)' \
+		"$out/fserve.log"
 }
 tap "the file server stops cleanly on SIGTERM, having served every client" fserve_stops
 dropped() {
 	"$b/bm" fix -t file -f "$out/pages-l.bin" -F 32 -x 4 -w 20 -o 5000 -L \
+		> /dev/null 2> "$out/dropped.log"
+	st=$?
+	cat "$out/dropped.log"
+	[ $st = 1 ] && grep -q 'expected version' "$out/dropped.log" &&
+	# and with threads (the one that finds it stops the others)
+	"$b/bm" fix -t file -f "$out/pages-l.bin" -F 32 -x 4 -w 20 -o 5000 -L -j 4 \
 		> /dev/null 2> "$out/dropped.log"
 	st=$?
 	cat "$out/dropped.log"
@@ -442,6 +460,9 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -F 3 &&
 	status 2 "$b/bm" fix -t file -f "$out/x" -w 101 &&
 	status 2 "$b/bm" fix -t file -f "$out/x" -z 1 &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -j 0 &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -j 65 &&
+	status 2 "$b/bm" fix -t file -f "$out/x" -o 3 -j 4 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 14 &&

@@ -3,9 +3,11 @@
  * The buffer manager's frames (pool.c): FIX/UNFIX modes, fixed frames
  * never taken, 2Q's lists and its resistance to a scan (against LRU),
  * every FIX seeing the last UNFIXed contents with dirty pages written
- * back, and the tier's errors changing nothing.
+ * back, the tier's errors losing nothing, and threads sharing a pool.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +36,7 @@ static int st_read(void *arg, uint64_t page, void *buf)
 		return s->fail_read;
 	assert_true(page < PAGES);
 	memcpy(buf, s->page[page], PSIZE);
-	s->reads++;
+	__atomic_add_fetch(&s->reads, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -46,7 +48,7 @@ static int st_write(void *arg, uint64_t page, const void *buf)
 		return s->fail_write;
 	assert_true(page < PAGES);
 	memcpy(s->page[page], buf, PSIZE);
-	s->writes[page]++;
+	__atomic_add_fetch(&s->writes[page], 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -240,7 +242,11 @@ static void test_contents(void **state)
 	bm_pool_destroy(p);
 }
 
-/* The tier failing: the FIX fails, and nothing changes. */
+/*
+ * The tier failing, nothing lost: a dirty victim that cannot be written
+ * stays in its frame, dirty; a page that cannot be read is in no frame,
+ * the clean victim it was to replace gone (its frame free).
+ */
 static void test_tier_errors(void **state)
 {
 	static struct store s;
@@ -252,12 +258,10 @@ static void test_tier_errors(void **state)
 	(void)state;
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(bm_fix(p, i, true, &f), 0);
+		memset(f, 0x40 + i, PSIZE);
 		assert_int_equal(bm_unfix(p, i, true), 0);
 	}
 	bm_pool_stats(p, &a);
-	s.fail_read = -EIO;
-	assert_int_equal(bm_fix(p, 9, false, &f), -EIO);
-	s.fail_read = 0;
 	s.fail_write = -ENOSPC;		/* the dirty victim cannot be written */
 	assert_int_equal(bm_fix(p, 9, false, &f), -ENOSPC);
 	s.fail_write = 0;
@@ -266,12 +270,161 @@ static void test_tier_errors(void **state)
 	for (i = 0; i < 4; i++)
 		assert_int_equal(bm_pool_where(p, i), 1);
 	assert_int_equal(bm_pool_where(p, 9), 0);
+	/* the victim (page 0, oldest) is written, then the read fails */
+	s.fail_read = -EIO;
+	assert_int_equal(bm_fix(p, 9, false, &f), -EIO);
+	s.fail_read = 0;
+	bm_pool_stats(p, &b);
+	assert_int_equal(b.writebacks, a.writebacks + 1);
+	assert_int_equal(b.evictions, a.evictions + 1);
+	assert_int_equal(b.misses, a.misses);
+	assert_int_equal(s.writes[0], 1);
+	assert_int_equal(s.page[0][0], 0x40);
+	assert_int_equal(bm_pool_where(p, 0), 0);
+	assert_int_equal(bm_pool_where(p, 9), 0);
 	assert_int_equal(bm_fix(p, 9, false, &f), 0);	/* and then it works */
 	assert_int_equal(bm_unfix(p, 9, false), 0);
 	assert_int_equal(bm_flush(p), 0);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
 		assert_int_equal(s.writes[i], 1);
+		assert_int_equal(s.page[i][0], 0x40 + i);
+	}
+	/* a dirty page fixed exclusively is not written: -EBUSY */
+	assert_int_equal(bm_fix(p, 1, true, &f), 0);
+	assert_int_equal(bm_unfix(p, 1, true), 0);
+	assert_int_equal(bm_fix(p, 2, true, &f), 0);
+	assert_int_equal(bm_unfix(p, 2, true), 0);
+	assert_int_equal(bm_fix(p, 2, true, &f), 0);
+	assert_int_equal(bm_flush(p), -EBUSY);
+	assert_int_equal(s.writes[1], 2);
+	assert_int_equal(s.writes[2], 1);
+	assert_int_equal(bm_unfix(p, 2, false), 0);
+	assert_int_equal(bm_flush(p), 0);
+	assert_int_equal(s.writes[2], 2);
 	bm_pool_destroy(p);
+}
+
+/*
+ * Threads: several FIX and UNFIX random pages at once over few frames,
+ * waiting where they conflict.  A page's holders are counted beside the
+ * pool: an exclusive fix finds none, a shared one no exclusive holder.
+ * Every page holds a version and its complement; a FIX finds the version
+ * last UNFIXed dirty (the writers count under their exclusive fix), and
+ * after a flush the tier holds every page's last version.  The tier is
+ * slow (a yield per call), so I/O of one page overlaps FIXes of others,
+ * and a quarter of the fixes are held over a yield.
+ */
+#define THREADS	4
+#define T_OPS	20000
+#define T_PAGES	48
+
+struct shared {
+	struct bm_pool *p;
+	struct store *s;
+	int holders[T_PAGES];		/* -1: one exclusive holder */
+	uint64_t version[T_PAGES];	/* last UNFIXed dirty */
+	unsigned long writes, bad;
+};
+
+static int slow_read(void *arg, uint64_t page, void *buf)
+{
+	sched_yield();
+	return st_read(arg, page, buf);
+}
+
+static int slow_write(void *arg, uint64_t page, const void *buf)
+{
+	sched_yield();
+	return st_write(arg, page, buf);
+}
+
+static void *worker(void *arg)
+{
+	struct shared *sh = arg;
+	unsigned int seed = (unsigned int)(uintptr_t)&seed;
+	uint64_t v[2];
+	unsigned int i;
+	int h;
+
+	for (i = 0; i < T_OPS; i++) {
+		uint64_t page = rand_r(&seed) % 3 ? rand_r(&seed) % 8 :
+				rand_r(&seed) % T_PAGES;
+		bool excl = rand_r(&seed) % 4 == 0;
+		uint8_t *f;
+
+		if (bm_fix_wait(sh->p, page, excl, (void **)&f)) {
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (excl) {
+			h = 0;
+			if (!__atomic_compare_exchange_n(&sh->holders[page], &h, -1,
+							 false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+		} else if (__atomic_fetch_add(&sh->holders[page], 1,
+					      __ATOMIC_ACQ_REL) < 0) {
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+		}
+		if (rand_r(&seed) % 4 == 0)	/* hold it a while */
+			sched_yield();
+		memcpy(v, f, sizeof(v));
+		if (v[0] != sh->version[page] || v[1] != ~v[0])
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+		if (excl) {
+			v[0] = ++sh->version[page];
+			v[1] = ~v[0];
+			memcpy(f, v, sizeof(v));
+			__atomic_add_fetch(&sh->writes, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&sh->holders[page], 0, __ATOMIC_RELEASE);
+		} else {
+			__atomic_fetch_sub(&sh->holders[page], 1, __ATOMIC_ACQ_REL);
+		}
+		if (bm_unfix(sh->p, page, excl)) {
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	static struct store s;
+	static struct shared sh;
+	const struct bm_tier t = { slow_read, slow_write, &s };
+	struct bm_pool_stats st;
+	pthread_t th[THREADS];
+	unsigned int i;
+	uint64_t v[2];
+
+	(void)state;
+	for (i = 0; i < T_PAGES; i++) {
+		v[0] = 0;
+		v[1] = ~0ull;
+		memcpy(s.page[i], v, sizeof(v));
+	}
+	assert_int_equal(bm_pool_create(&sh.p, 6, PSIZE, &t), 0);
+	sh.s = &s;
+	for (i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, worker, &sh), 0);
+	for (i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_int_equal(sh.bad, 0);
+	assert_int_equal(bm_flush(sh.p), 0);
+	for (i = 0; i < T_PAGES; i++) {
+		memcpy(v, s.page[i], sizeof(v));
+		assert_int_equal(v[0], sh.version[i]);
+		assert_int_equal(v[1], ~v[0]);
+	}
+	bm_pool_stats(sh.p, &st);
+	print_message("%u threads: %llu hits, %llu misses, %llu write-backs for %lu writes\n",
+		      THREADS, (unsigned long long)st.hits,
+		      (unsigned long long)st.misses,
+		      (unsigned long long)st.writebacks, sh.writes);
+	assert_int_equal(st.hits + st.misses, THREADS * T_OPS);
+	assert_int_equal(st.misses, s.reads);
+	bm_pool_destroy(sh.p);
 }
 
 int main(void)
@@ -283,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_scan_resistance),
 		cmocka_unit_test(test_contents),
 		cmocka_unit_test(test_tier_errors),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
