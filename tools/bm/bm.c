@@ -2501,14 +2501,15 @@ static unsigned int probe_writes(const char *dev, const char *addr, unsigned int
 		if (r) {
 			fprintf(stderr, PROG " fprobe: %s: could not begin: %s\n", w[i].what,
 				strerror(-r));
+			rfile_close(f);
 			bad++;
-		} else {
-			r = rfile_poke(f, w[i].end > 0 ? (int64_t)size - 16 :
-					  w[i].end < 0 ? -16 : 0, junk, 32);
-			fprintf(stderr, PROG " fprobe: %s: %s\n", w[i].what,
-				r ? strerror(r < 0 ? -r : r) : "done (wrong)");
-			bad += !r;
+			continue;
 		}
+		r = rfile_poke(f, w[i].end > 0 ? (int64_t)size - 16 :
+				  w[i].end < 0 ? -16 : 0, junk, 32);
+		fprintf(stderr, PROG " fprobe: %s: %s\n", w[i].what,
+			r ? strerror(r < 0 ? -r : r) : "done (wrong)");
+		bad += !r;
 		rfile_close(f);
 		/* the file as it was: its first 32 bytes and its last 16 */
 		f = NULL;

@@ -321,8 +321,13 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 					.lat = lat + done,
 					.ops = r->ops / r->threads +
 					       (k < r->ops % r->threads),
-					/* thread 0 draws the stream -j 1 draws */
-					.seed = s + k * 0x9e3779b97f4a7c15ull };
+					/*
+					 * thread 0 draws the stream -j 1 draws;
+					 * the others streams of their own (s +
+					 * k * gamma would be thread 0's, k
+					 * draws on)
+					 */
+					.seed = k ? bm_mix64(s + k) : s };
 		done += w[k].ops;
 		if (r->threads == 1) {
 			worker_run(&w[k]);

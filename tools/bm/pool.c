@@ -389,7 +389,7 @@ int bm_flush(struct bm_pool *p)
 	for (i = 0; i < p->nframes && !r; i++) {
 		struct frame *x = &p->f[i];
 
-		while (x->used && x->io)	/* a write-back under way */
+		while (x->used && x->io)	/* a load or write-back under way */
 			pthread_cond_wait(&p->changed, &p->lock);
 		if (!x->used || !x->dirty)
 			continue;

@@ -15,7 +15,8 @@
  * states; the tier is called without it, the frame it reads or writes
  * marked busy, so that FIXes of other pages go on meanwhile and a FIX of
  * that page waits for the I/O (and never reads it twice).  bm_fix() never
- * waits: what cannot be granted at once is -EBUSY.  bm_fix_wait() waits
+ * waits for another thread (it does its own miss's I/O): what cannot be
+ * granted at once is -EBUSY.  bm_fix_wait() waits
  * for a conflicting fix to be dropped, an I/O to end, a frame to be
  * unfixed; a thread that holds a fix while it waits can deadlock with
  * another doing the same (as with any latch: fix in one order, or hold

@@ -329,13 +329,20 @@ int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len)
 {
 	struct mrrc_wr w = { .wr_id = WR_READ, .conn = f->conn,
 			     .opcode = MRRC_OP_WRITE, .addr = (uintptr_t)buf,
-			     .len = len, .remote_addr = f->seg[0].addr + (uint64_t)delta,
-			     .rkey = f->seg[0].rkey };
+			     .len = len };
+	unsigned int k = 0;
+	uint64_t start = 0;
 	uint32_t got;
 	int r;
 
 	if (f->broken || !f->nsegs)
 		return -EIO;
+	/* the key of the segment @delta falls in (the first, or the last) */
+	while (delta >= 0 && k + 1 < f->nsegs &&
+	       (uint64_t)delta >= start + f->seg[k].len)
+		start += f->seg[k++].len;
+	w.remote_addr = f->seg[0].addr + (uint64_t)delta;
+	w.rkey = f->seg[k].rkey;
 	r = mrrc_post(f->fd, &w, 1, NULL);
 	r = r ?: wait_for(f, 1u << WR_READ, &got);
 	if (r) {

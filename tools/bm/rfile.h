@@ -89,15 +89,16 @@ void rfile_close(struct rfile *f);
  * server's export of its file, and with @writable rfile_write() writes
  * with RDMA WRITEs (else through the server): 0, -EFBIG for a file over
  * RFILE_MAP_MAX, -EOPNOTSUPP for @writable and a file not on tmpfs,
- * -EPROTO from a server that does not MAP (the handle stays usable,
- * two-sided), or a negative errno.  A READ or WRITE that fails half-way
+ * -EPROTO from a server that does not MAP (or, @writable, MAP_RW: the
+ * handle stays usable, two-sided), or a negative errno.  A READ or WRITE that fails half-way
  * closes the handle's context first, so that nothing is left posted
  * into, or out of, the caller's buffer.
  */
 int rfile_map(struct rfile *f, bool writable);
 /*
  * Tests: an RDMA WRITE of @len bytes at @delta from the start of the
- * export, with its first segment's key, unchecked (what a hostile
+ * export, with the key of the segment @delta falls in (before the
+ * export: the first; past it: the last), unchecked (what a hostile
  * client can post): 0 if it completed, else its error.
  */
 int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len);

@@ -326,16 +326,29 @@ struct shared {
 	unsigned long writes, bad;
 };
 
+/* (called from the workers: no cmocka assertion, which must not jump) */
 static int slow_read(void *arg, uint64_t page, void *buf)
 {
+	struct store *s = arg;
+
 	sched_yield();
-	return st_read(arg, page, buf);
+	if (page >= T_PAGES)
+		return -EINVAL;
+	memcpy(buf, s->page[page], PSIZE);
+	__atomic_add_fetch(&s->reads, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static int slow_write(void *arg, uint64_t page, const void *buf)
 {
+	struct store *s = arg;
+
 	sched_yield();
-	return st_write(arg, page, buf);
+	if (page >= T_PAGES)
+		return -EINVAL;
+	memcpy(s->page[page], buf, PSIZE);
+	__atomic_add_fetch(&s->writes[page], 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static void *worker(void *arg)
