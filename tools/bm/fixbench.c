@@ -560,10 +560,11 @@ int cmd_fix(int argc, char **argv)
 		sum += lat[i];
 	qsort(lat, r.ops, sizeof(*lat), bm_cmp_u64);
 	fprintf(stderr, PROG ": %s tier (%s), %u frames, %" PRIu64 " pages, %u threads: %"
-		PRIu64 " FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %.3f s; the tier read %"
-		PRIu64 " pages, wrote %" PRIu64 " (the check's included)\n", r.tier, r.fs,
-		r.frames, r.pages, r.threads, r.ops, st.hits, st.writebacks,
-		(double)elapsed / 1e9, r.tier_reads, r.tier_writes);
+		PRIu64 " FIX, %" PRIu64 " hits, %" PRIu64 " write-backs, %" PRIu64
+		" waits, %.3f s; the tier read %" PRIu64 " pages, wrote %" PRIu64
+		" (the check's included)\n", r.tier, r.fs, r.frames, r.pages, r.threads,
+		r.ops, st.hits, st.writebacks, st.waits, (double)elapsed / 1e9,
+		r.tier_reads, r.tier_writes);
 	emit(&r, "throughput_ops", (double)r.ops * 1e9 / (double)elapsed, "ops/s");
 	emit(&r, "fix_p99_us", (double)bm_percentile(lat, r.ops, 99) / 1e3, "us");
 	emit(&r, "fix_p50_us", (double)bm_percentile(lat, r.ops, 50) / 1e3, "us");

@@ -14,6 +14,7 @@ struct frame {
 	bool used, excl, dirty;
 	bool io;		/* its page being read or written: wait */
 	unsigned int fixes;
+	unsigned int xwait;	/* exclusive FIXes waiting for its page */
 	int list;		/* L_A1IN or L_AM when used */
 	int prev, next;		/* in its list; -1 ends */
 	int chain;		/* next frame in the hash bucket */
@@ -31,6 +32,7 @@ struct bm_pool {
 	 */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;	/* a fix dropped, an I/O ended */
+	unsigned int waiting;	/* bm_fix_wait()s waiting now */
 	unsigned int nframes, kin, kout;
 	size_t page_size;
 	struct bm_tier tier;
@@ -113,7 +115,7 @@ static int unfixed_tail(const struct bm_pool *p, const struct dlist *l)
 	int i;
 
 	for (i = l->tail; i >= 0; i = p->f[i].prev)
-		if (!p->f[i].fixes && !p->f[i].io)
+		if (!p->f[i].fixes && !p->f[i].io && !p->f[i].xwait)
 			return i;
 	return -1;
 }
@@ -293,18 +295,28 @@ static int load(struct bm_pool *p, int i, uint64_t page)
 	return 0;
 }
 
+/*
+ * An exclusive FIX waiting for a page's fixes to go keeps new shared ones
+ * out (else a stream of readers could keep it waiting forever), and its
+ * frame from being taken meanwhile (xwait).
+ */
 static int fix(struct bm_pool *p, uint64_t page, bool exclusive, bool wait,
 	       void **frame)
 {
 	struct frame *x;
-	int i, r = 0;
+	int i, r = 0, xw = -1;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
+		if (xw >= 0) {		/* looked at again from the start */
+			p->f[xw].xwait--;
+			xw = -1;
+		}
 		i = lookup(p, page);
 		if (i >= 0) {
 			x = &p->f[i];
-			if (!x->io && !x->excl && !(exclusive && x->fixes)) {
+			if (!x->io && !x->excl && !(exclusive && x->fixes) &&
+			    (exclusive || !x->xwait)) {
 				if (x->list == L_AM && p->am.head != i) {
 					list_del(p, i);	/* most recent */
 					list_push(p, i, L_AM);
@@ -336,7 +348,14 @@ static int fix(struct bm_pool *p, uint64_t page, bool exclusive, bool wait,
 			r = -EBUSY;
 			goto out;
 		}
+		if (i >= 0 && exclusive && !p->f[i].io) {
+			p->f[i].xwait++;
+			xw = i;
+		}
+		p->st.waits++;
+		p->waiting++;
 		pthread_cond_wait(&p->changed, &p->lock);
+		p->waiting--;
 	}
 	x = &p->f[i];
 	x->fixes++;
@@ -407,6 +426,7 @@ void bm_pool_stats(struct bm_pool *p, struct bm_pool_stats *st)
 {
 	pthread_mutex_lock(&p->lock);
 	*st = p->st;
+	st->waiting = p->waiting;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -18,7 +18,9 @@
  * waits for another thread (it does its own miss's I/O): what cannot be
  * granted at once is -EBUSY.  bm_fix_wait() waits
  * for a conflicting fix to be dropped, an I/O to end, a frame to be
- * unfixed; a thread that holds a fix while it waits can deadlock with
+ * unfixed; while an exclusive FIX waits for a page's fixes to go, new
+ * shared FIXes of it wait too (or are -EBUSY), so that readers cannot
+ * starve a writer; a thread that holds a fix while it waits can deadlock with
  * another doing the same (as with any latch: fix in one order, or hold
  * one page at a time).  The tier's callbacks are called from every
  * thread that FIXes or flushes, for different pages at once, never for
@@ -41,6 +43,8 @@ struct bm_tier {
 struct bm_pool_stats {
 	uint64_t hits, misses, evictions, writebacks;
 	uint64_t to_am;		/* pages promoted from A1out's memory */
+	uint64_t waits;		/* times a bm_fix_wait() waited */
+	uint64_t waiting;	/* bm_fix_wait()s waiting now */
 };
 
 struct bm_pool;

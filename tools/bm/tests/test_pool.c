@@ -305,6 +305,65 @@ static void test_tier_errors(void **state)
 }
 
 /*
+ * An exclusive FIX waiting for a page's readers keeps new readers out:
+ * with a shared fix held and a writer waiting (seen in the stats, not
+ * by timing), a shared bm_fix() is -EBUSY; once the reader unfixes, the
+ * writer has the page, and after it, readers again.
+ */
+struct writer {
+	struct bm_pool *p;
+	int r;
+	bool released;		/* the reader had unfixed when it got it */
+	bool *flag;
+};
+
+static void *write_one(void *arg)
+{
+	struct writer *w = arg;
+	void *f;
+
+	w->r = bm_fix_wait(w->p, 1, true, &f);
+	w->released = __atomic_load_n(w->flag, __ATOMIC_ACQUIRE);
+	if (!w->r)
+		w->r = bm_unfix(w->p, 1, false);
+	return NULL;
+}
+
+static void test_writer_first(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 8);
+	struct bm_pool_stats st;
+	struct writer w = { .p = p };
+	bool flag = false;
+	pthread_t t;
+	void *f;
+
+	(void)state;
+	w.flag = &flag;
+	assert_int_equal(bm_fix(p, 1, false, &f), 0);
+	assert_int_equal(pthread_create(&t, NULL, write_one, &w), 0);
+	do {
+		sched_yield();
+		bm_pool_stats(p, &st);
+	} while (!st.waiting);
+	assert_int_equal(bm_fix(p, 1, false, &f), -EBUSY);	/* writer first */
+	assert_int_equal(bm_fix(p, 2, false, &f), 0);		/* other pages go on */
+	assert_int_equal(bm_unfix(p, 2, false), 0);
+	__atomic_store_n(&flag, true, __ATOMIC_RELEASE);
+	assert_int_equal(bm_unfix(p, 1, false), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.r, 0);
+	assert_true(w.released);
+	assert_int_equal(bm_fix(p, 1, false, &f), 0);
+	assert_int_equal(bm_unfix(p, 1, false), 0);
+	bm_pool_stats(p, &st);
+	assert_true(st.waits >= 1);
+	assert_int_equal(st.waiting, 0);
+	bm_pool_destroy(p);
+}
+
+/*
  * Threads: several FIX and UNFIX random pages at once over few frames,
  * waiting where they conflict.  A page's holders are counted beside the
  * pool: an exclusive fix finds none, a shared one no exclusive holder.
@@ -449,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_scan_resistance),
 		cmocka_unit_test(test_contents),
 		cmocka_unit_test(test_tier_errors),
+		cmocka_unit_test(test_writer_first),
 		cmocka_unit_test(test_threads),
 	};
 
