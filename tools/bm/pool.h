@@ -20,8 +20,9 @@
  * for a conflicting fix to be dropped, an I/O to end, a frame to be
  * unfixed; while an exclusive FIX waits for a page's fixes to go, new
  * shared FIXes of it wait too (or are -EBUSY), so that readers cannot
- * starve a writer; a thread that holds a fix while it waits can deadlock with
- * another doing the same (as with any latch: fix in one order, or hold
+ * starve a writer (writers that keep coming can starve readers); a
+ * thread that holds a fix while it waits can deadlock with another
+ * doing the same (as with any latch: fix in one order, or hold
  * one page at a time).  The tier's callbacks are called from every
  * thread that FIXes or flushes, for different pages at once, never for
  * one page twice at once.
@@ -43,7 +44,7 @@ struct bm_tier {
 struct bm_pool_stats {
 	uint64_t hits, misses, evictions, writebacks;
 	uint64_t to_am;		/* pages promoted from A1out's memory */
-	uint64_t waits;		/* times a bm_fix_wait() waited */
+	uint64_t waits;		/* bm_fix_wait()s' waits (each wake-up) */
 	uint64_t waiting;	/* bm_fix_wait()s waiting now */
 };
 
