@@ -211,8 +211,8 @@ fix_bench() {
 			$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" -s 1 ||
 				return 1
 			# and four threads sharing the frames: a file's calls
-			# overlap (the 9p file's wait for the host), the file
-			# server's are made one at a time (one connection)
+			# overlap (the 9p file's wait for the host), and the
+			# file server's (a connection and an export each)
 			case $ws/$t in
 			4/tmpfs | 4/9p | 4/rfile_rdma)
 				$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" \

@@ -33,6 +33,7 @@
 #include "rfile.h"
 
 #define PROG "bm fix"
+#define RF_CONNS	4u	/* connections to a file server, one per thread */
 
 struct run {
 	const char *tier;		/* "file", "remote", "rfile", "rfile_rdma(_rw)" */
@@ -49,15 +50,16 @@ struct run {
 	uint64_t pages;
 	int fd;
 	struct redy_cache *cache;
-	struct rfile *rf;		/* rfile: the file server's file */
+	struct rfile *rf[RF_CONNS];	/* rfile: the file server's file */
+	unsigned int nrf;		/* connections: min(threads, RF_CONNS) */
 	const char *rf_addr;
 	unsigned int rf_port;
 	uint64_t *version;		/* what the run wrote, per page */
 	uint64_t tier_reads, tier_writes;	/* (atomic) */
 	bool lose_writes;		/* -L: a tier that drops them (tests) */
 	unsigned int threads;		/* -j: FIXing at once */
-	/* a Redy cache and the file server's connection are one thread's */
-	pthread_mutex_t tier_lock;
+	/* a Redy cache, and each connection to a file server, one thread's */
+	pthread_mutex_t tier_lock, rf_lock[RF_CONNS];
 	int stop;			/* (atomic) a thread failed */
 };
 
@@ -129,30 +131,40 @@ static int file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+/* The calling thread's connection to a file server (0: the main thread's) */
+static __thread unsigned int my_conn;
+
 /* Page @page read from, or written to, wherever the run keeps its pages. */
 static int page_io(struct run *r, bool write, uint64_t page, void *buf)
 {
+	struct rfile *f = r->rf[my_conn];
 	uint64_t off = page * r->page_size;
 
-	if (r->rf)
-		return write ? rfile_write(r->rf, off, buf, r->page_size) :
-			       rfile_read(r->rf, off, buf, r->page_size);
+	if (f)
+		return write ? rfile_write(f, off, buf, r->page_size) :
+			       rfile_read(f, off, buf, r->page_size);
 	if (r->cache)
 		return write ? redy_cache_write(r->cache, off, buf, r->page_size) :
 			       redy_cache_read(r->cache, off, buf, r->page_size);
 	return file_io(r->fd, write, off, buf, r->page_size);
 }
 
-/* The pool calls the tier from every thread; the file's is theirs too. */
+/*
+ * The pool calls the tier from every thread: a file's calls go at once, a
+ * file server's over the thread's connection (shared by threads k and k +
+ * RF_CONNS), a Redy cache's one at a time.
+ */
 static int tier_io(struct run *r, bool write, uint64_t page, void *buf)
 {
+	pthread_mutex_t *lock = r->rf[0] ? &r->rf_lock[my_conn] :
+				r->cache ? &r->tier_lock : NULL;
 	int err;
 
-	if (!r->rf && !r->cache)
+	if (!lock)
 		return page_io(r, write, page, buf);
-	pthread_mutex_lock(&r->tier_lock);
+	pthread_mutex_lock(lock);
 	err = page_io(r, write, page, buf);
-	pthread_mutex_unlock(&r->tier_lock);
+	pthread_mutex_unlock(lock);
 	return err;
 }
 
@@ -210,7 +222,7 @@ static int populate(struct run *r)
 
 	if (!buf)
 		return -ENOMEM;
-	if (!r->rf) {
+	if (!r->rf[0]) {
 		r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (r->fd < 0) {
 			err = -errno;
@@ -223,9 +235,9 @@ static int populate(struct run *r)
 		page_fill(buf, r->page_size, i, 0);
 		err = page_io(r, true, i, buf);
 	}
-	if (!err && !r->rf && fsync(r->fd))
+	if (!err && !r->rf[0] && fsync(r->fd))
 		err = -errno;
-	if (err && r->rf)
+	if (err && r->rf[0])
 		fprintf(stderr, PROG ": writing the file at %s:%u: %s\n",
 			r->rf_addr, r->rf_port, strerror(-err));
 	else if (err)
@@ -242,6 +254,7 @@ struct worker {
 	const struct zipf *z;
 	const uint64_t *perm;
 	uint64_t *lat, ops, seed;
+	unsigned int conn;		/* its connection to a file server */
 	pthread_t thread;
 	int err;
 };
@@ -258,6 +271,7 @@ static void *worker_run(void *arg)
 	uint64_t i, s = w->seed;
 	int err = 0;
 
+	my_conn = w->conn;
 	for (i = 0; i < w->ops && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); i++) {
 		uint64_t page = w->perm[zipf_next(w->z, &s)], a;
 		bool write = rnd(&s) % 100 < r->write_pct, ok;
@@ -327,7 +341,8 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 					 * k * gamma would be thread 0's, k
 					 * draws on)
 					 */
-					.seed = k ? bm_mix64(s + k) : s };
+					.seed = k ? bm_mix64(s + k) : s,
+					.conn = r->nrf ? k % r->nrf : 0 };
 		done += w[k].ops;
 		if (r->threads == 1) {
 			worker_run(&w[k]);
@@ -512,15 +527,18 @@ int cmd_fix(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (rf) {
-		err = rfile_open(&r.rf, bench_device(dev), r.rf_addr, r.rf_port);
+	/* a connection (and its own export) per thread, RF_CONNS at most */
+	for (i = 0; rf && i < RF_CONNS && i < r.threads; i++) {
+		pthread_mutex_init(&r.rf_lock[i], NULL);
+		err = rfile_open(&r.rf[i], bench_device(dev), r.rf_addr, r.rf_port);
 		if (!err && strcmp(r.tier, "rfile"))
-			err = rfile_map(r.rf, !strcmp(r.tier, "rfile_rdma_rw"));
+			err = rfile_map(r.rf[i], !strcmp(r.tier, "rfile_rdma_rw"));
 		if (err) {
 			fprintf(stderr, PROG ": the file server at %s:%u: %s\n", r.rf_addr,
 				r.rf_port, strerror(-err));
 			goto out;
 		}
+		r.nrf++;
 	}
 	err = populate(&r);
 	if (err)
@@ -582,7 +600,8 @@ out:
 	}
 	if (r.fd >= 0)
 		close(r.fd);
-	rfile_close(r.rf);
+	for (i = 0; i < RF_CONNS; i++)
+		rfile_close(r.rf[i]);
 	free(lat);
 	free(r.version);
 	return err ? 1 : 0;

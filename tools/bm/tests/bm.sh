@@ -401,12 +401,12 @@ rfile_fix() {
 		> "$out/rfix1.json" &&
 	cat "$out/rfix1.json" &&
 	grep -q '"tier":"rfile_rdma"' "$out/rfix1.json" &&
-	"$b/bm" fix -t rfile_rdma_rw -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 5 -K tmpfs \
+	"$b/bm" fix -t rfile_rdma_rw -R $addr:7960 -F 32 -x 4 -w 20 -o 2000 -s 5 -K tmpfs -j 2 \
 		> "$out/rfix2.json" &&
 	cat "$out/rfix2.json" &&
 	grep -q '"tier":"rfile_rdma_rw"' "$out/rfix2.json"
 }
-tap "bm fix over a file on another node (bm fserve: FReadF and FPrintF, three threads; then RDMA READ; then READ and WRITE), none lost" \
+tap "bm fix over a file on another node (bm fserve: FReadF and FPrintF, three threads, a connection each; then RDMA READ; then READ and WRITE, two threads), none lost" \
 	rfile_fix
 # A hostile client (bm fprobe: short, forged and out-of-range requests,
 # each answered with an error), a client killed in the middle of its
@@ -433,10 +433,11 @@ fserve_stops() {
 	cat "$out/fserve.log"
 	rm -f "$rfile"
 	[ $st = 0 ] &&
-	# clients: 3 bm fix; fprobe's 1, 3 x 2 for its hostile WRITEs and 2
-	# for the good one; 3 more in rfile_hostile.  Mapped: 2 bm fix, 1 +
-	# 3 + 1 fprobe's (writable: 1 bm fix, 2 + 1 fprobe's)
-	grep -q '15 clients (0 turned away, 0 timed out, 7 mapped, 4 of them writable)' \
+	# clients: 6 of bm fix (a connection per thread: 3 + 1 + 2);
+	# fprobe's 1, 3 x 2 for its hostile WRITEs and 2 for the good one;
+	# 3 more in rfile_hostile.  Mapped: 3 bm fix, 1 + 3 + 1 fprobe's
+	# (writable: 2 bm fix, 2 + 1 fprobe's)
+	grep -q '18 clients (0 turned away, 0 timed out, 8 mapped, 5 of them writable)' \
 		"$out/fserve.log"
 }
 tap "the file server stops cleanly on SIGTERM, having served every client" fserve_stops
