@@ -383,9 +383,14 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 		ret = frrwp_reap(fd, conn, 0xc, timeout_ms, NULL);
 	/* Revoked before we look at "done": the key is dead by then. */
 	mrrc_unexport(fd, xid);
-	if (ret)
-		return ret;
-	if (frrwp_in.magic != FRRWP_MAGIC || frrwp_in.type != FRRWP_DONE)
-		return -EPROTO;
-	return frrwp_in.status ? frrwp_status(frrwp_in.status) : (int)n;
+	/*
+	 * The client's "done" (zeroed above: only a RECV that completed
+	 * fills it) proves it had the reply.  A client that exits right
+	 * after can have our SEND of the reply flushed before its ACK was
+	 * processed (ECONNRESET): the transaction happened all the same.
+	 */
+	if (frrwp_in.magic == FRRWP_MAGIC && frrwp_in.type == FRRWP_DONE &&
+	    frrwp_in.tag == frrwp_out.tag)
+		return frrwp_in.status ? frrwp_status(frrwp_in.status) : (int)n;
+	return ret ?: -EPROTO;
 }
