@@ -384,10 +384,13 @@ MRRC_EXPORT int mrrc_frrwp_serve(int fd, uint32_t conn, void *buf, size_t len,
 	/* Revoked before we look at "done": the key is dead by then. */
 	mrrc_unexport(fd, xid);
 	/*
-	 * The client's "done" (zeroed above: only a RECV that completed
-	 * fills it) proves it had the reply.  A client that exits right
-	 * after can have our SEND of the reply flushed before its ACK was
-	 * processed (ECONNRESET): the transaction happened all the same.
+	 * The client's "done" proves it had the reply: the buffer was
+	 * zeroed above and advertised for this transaction alone, and the
+	 * client sends it (with this tag) only after the reply.  A client
+	 * that exits right after can have our SEND of the reply flushed
+	 * before its ACK was processed (ECONNRESET), or the RECV itself
+	 * flushed after its bytes were written: the transaction happened
+	 * all the same.
 	 */
 	if (frrwp_in.magic == FRRWP_MAGIC && frrwp_in.type == FRRWP_DONE &&
 	    frrwp_in.tag == frrwp_out.tag)
