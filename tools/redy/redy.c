@@ -321,7 +321,11 @@ static int cmd_verify(const struct opts *o)
 
 #define EVIL_SCENARIOS	7
 
-/* The next completion of @fd, waiting up to 10 s: 0 or -ETIMEDOUT. */
+/*
+ * The next completion of @fd, waiting up to 60 s: 0 or -ETIMEDOUT.  The
+ * client may run under valgrind in an emulated VM, where starting it
+ * alone has taken more than 10 s.
+ */
 static int evil_next(int fd, struct mrrc_cqe *e)
 {
 	int n;
@@ -330,7 +334,7 @@ static int evil_next(int fd, struct mrrc_cqe *e)
 		n = mrrc_poll_cq(fd, e, 1);
 		if (n)
 			return n < 0 ? n : 0;
-		n = mrrc_wait(fd, 10000);
+		n = mrrc_wait(fd, 60000);
 		if (n <= 0)
 			return n ? n : -ETIMEDOUT;
 	}
@@ -362,7 +366,7 @@ static int cmd_evil_server(const struct opts *o)
 	const struct redy_req_hdr *qh = (const void *)rbuf;
 	struct mrrc_wr rwr = { .opcode = MRRC_OP_RECV,
 			       .addr = (uintptr_t)rbuf, .len = sizeof(rbuf) };
-	struct mrrc_cqe e;
+	struct mrrc_cqe e = {};
 	unsigned int k, i;
 	uint32_t lis, conn, len;
 	int fd, r;
@@ -443,6 +447,9 @@ static int cmd_evil_server(const struct opts *o)
 			break;
 		r = 0;
 	}
+	if (r)
+		fprintf(stderr, PROG ": evil-server: scenario %u: %s (last completion: opcode %u event %u conn %u status %d)\n",
+			k, strerror(-r), e.opcode, e.event, e.conn, e.status);
 	mrrc_close(fd);
 	return r ? 1 : 0;
 }
