@@ -2425,37 +2425,115 @@ next:
 }
 
 /*
- * bm fserve -a ADDR [-p PORT] -f FILE -s BYTES [-d DEV]: a file on this
- * node for the others (FReadF and FPrintF, rfile.h), until SIGTERM.
+ * bm fserve -a ADDR [-p PORT] -f FILE -s BYTES [-I SECONDS] [-d DEV]: a
+ * file on this node for the others (FReadF and FPrintF, rfile.h), until
+ * SIGTERM; a client that asks nothing for -I seconds (120) is dropped.
  */
 static int cmd_fserve(int argc, char **argv)
 {
 	const char *addr = NULL, *path = NULL, *dev = NULL;
-	unsigned int port = 7960;
+	unsigned int port = 7960, idle = 120;
 	uint64_t size = 0;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "a:p:f:s:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:f:s:I:d:")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 'p': port = bench_opt_u64(PROG, "-p", optarg, 1, 65535); break;
 		case 'f': path = optarg; break;
 		case 's': size = bench_opt_u64(PROG, "-s", optarg, 1, 1ull << 40); break;
+		case 'I': idle = bench_opt_u64(PROG, "-I", optarg, 1, 86400); break;
 		case 'd': dev = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!addr || !path || !size || optind != argc) {
-		fprintf(stderr, "usage: " PROG " fserve -a ADDR [-p PORT] -f FILE -s BYTES [-d DEV]\n");
+		fprintf(stderr, "usage: " PROG " fserve -a ADDR [-p PORT] -f FILE -s BYTES [-I SECONDS] [-d DEV]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
-	r = rfile_serve(bench_device(dev), addr, port, path, size);
+	r = rfile_serve(bench_device(dev), addr, port, path, size, idle);
 	if (r) {
 		fprintf(stderr, PROG " fserve: %s: %s\n", path, strerror(-r));
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * bm fprobe -I SECONDS, against a server started with the same -I: the
+ * clients that hold its 16 slots.  16 clients map the file; a 17th is
+ * turned away; one of the 16 goes on reading one-sidedly (and PINGs, see
+ * rfile.h) for twice the idle time and more while the 15 others say
+ * nothing: they are dropped (a read of theirs fails), the reader is not,
+ * and a new client is served.  The number of wrong outcomes (of 5).
+ */
+static unsigned int probe_idle(const char *dev, const char *addr, unsigned int port,
+			       unsigned int idle_s)
+{
+	struct rfile *f[16] = { NULL }, *late = NULL;
+	unsigned int i, bad = 0, reads = 0, still = 0;
+	uint64_t t0;
+	uint8_t b[32];
+	int r = 0;
+
+	/* (the reader reads after each: it is not to go idle meanwhile) */
+	for (i = 0; i < 16 && !r; i++) {
+		r = rfile_open(&f[i], dev, addr, port);
+		r = r ?: rfile_map(f[i], false);
+		r = r ?: rfile_read(f[0], 0, b, sizeof(b));
+	}
+	if (r) {
+		fprintf(stderr, PROG " fprobe: mapped client %u: %s\n", i - 1, strerror(-r));
+		bad = 5;
+		goto out;
+	}
+	r = rfile_open(&late, dev, addr, port);
+	if (!r) {
+		fprintf(stderr, PROG " fprobe: a 17th client was served\n");
+		rfile_close(late);
+		late = NULL;
+		bad++;
+	} else {
+		fprintf(stderr, PROG " fprobe: a 17th client turned away: %s\n", strerror(-r));
+	}
+	/* reads at an eighth of the idle time: a PING every other one */
+	t0 = bm_now_ns();
+	while (bm_now_ns() - t0 < (2ull * idle_s + 2) * 1000000000ull) {
+		r = rfile_read(f[0], 0, b, sizeof(b));
+		if (r)
+			break;
+		reads++;
+		usleep(idle_s * 125000u);
+	}
+	if (r) {
+		fprintf(stderr, PROG " fprobe: the reading client, read %u: %s\n", reads + 1,
+			strerror(-r));
+		bad++;
+	}
+	for (i = 1; i < 16; i++)
+		still += !rfile_read(f[i], 0, b, sizeof(b));
+	fprintf(stderr, PROG " fprobe: %u reads over %u s; %u of the 15 silent clients still read\n",
+		reads, 2 * idle_s + 2, still);
+	bad += still > 0;
+	r = rfile_open(&late, dev, addr, port);
+	r = r ?: rfile_map(late, false);
+	r = r ?: rfile_read(late, 0, b, sizeof(b));
+	if (r) {
+		fprintf(stderr, PROG " fprobe: a new client after them: %s\n", strerror(-r));
+		bad++;
+	}
+	/* and the reader is still served */
+	r = rfile_read(f[0], 0, b, sizeof(b));
+	if (r) {
+		fprintf(stderr, PROG " fprobe: the reading client, at the end: %s\n", strerror(-r));
+		bad++;
+	}
+out:
+	rfile_close(late);
+	for (i = 0; i < 16; i++)
+		rfile_close(f[i]);
+	return bad;
 }
 
 /*
@@ -2466,6 +2544,9 @@ static int cmd_fserve(int argc, char **argv)
  * EINVAL, then an honest write and read back, which must work.  Exit
  * status 0 if all did.
  */
+/* What fprobe writes at the start of the file and reads back every way. */
+static const char fprobe_rec[33] = "an honest write, then read back.";
+
 /*
  * One-sided WRITEs on a file server's export (fprobe), as a hostile
  * client would post them: with a read-only export's key, or straddling
@@ -2476,7 +2557,6 @@ static int cmd_fserve(int argc, char **argv)
  */
 static unsigned int probe_writes(const char *dev, const char *addr, unsigned int port)
 {
-	static const char rec[33] = "an honest write, then read back.";
 	static const char good[33] = "a one-sided WRITE, read back....";
 	static const char junk[33] = "a write nobody should ever get..";
 	struct { const char *what; bool rw; int end; } w[] = {
@@ -2515,7 +2595,7 @@ static unsigned int probe_writes(const char *dev, const char *addr, unsigned int
 		f = NULL;
 		r = rfile_open(&f, dev, addr, port);
 		r = r ?: rfile_read(f, 0, back, 32);
-		r = r ?: memcmp(back, rec, 32) ? -EIO : 0;
+		r = r ?: memcmp(back, fprobe_rec, 32) ? -EIO : 0;
 		r = r ?: rfile_read(f, size - 16, back, 16);
 		r = r ?: memcmp(back, tail, 16) ? -EIO : 0;
 		if (r) {
@@ -2550,7 +2630,8 @@ static int cmd_fprobe(int argc, char **argv)
 	static const struct probe p[] = {
 		{ "a message shorter than a header", RFILE_READ, RFILE_MAGIC, 8, 0, 0, 10, EPROTO },
 		{ "a bad magic", RFILE_READ, 0x12345678, 8, 0, 0, 0, EPROTO },
-		{ "an unknown op", 9, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
+		{ "an unknown op", 99, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
+		{ "a PING with a length", RFILE_PING, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
 		{ "an answer's op", RFILE_DATA, RFILE_MAGIC, 8, 0, 0, 0, EPROTO },
 		{ "a read of 0 bytes", RFILE_READ, RFILE_MAGIC, 0, 0, 0, 0, EINVAL },
 		{ "a read over the limit", RFILE_READ, RFILE_MAGIC, RFILE_DATA_MAX + 1, 0, 0, 0, EINVAL },
@@ -2562,25 +2643,31 @@ static int cmd_fprobe(int argc, char **argv)
 	};
 	uint8_t msg[sizeof(struct rfile_hdr) + 64] = { 0 }, back[64];
 	const char *addr = NULL, *dev = NULL;
-	unsigned int port = 7960, i, bad = 0;
+	unsigned int port = 7960, i, bad = 0, idle = 0;
 	struct rfile_hdr *h = (struct rfile_hdr *)msg, ans;
 	struct rfile *f;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "R:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "R:I:d:")) != -1) {
 		switch (opt) {
 		case 'R':
 			addr = bm_opt_addr(PROG, "-R", optarg, &port);
 			break;
+		case 'I': idle = bench_opt_u64(PROG, "-I", optarg, 1, 60); break;
 		case 'd': dev = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!addr || optind != argc) {
-		fprintf(stderr, "usage: " PROG " fprobe -R ADDR[:PORT] [-d DEV]\n");
+		fprintf(stderr, "usage: " PROG " fprobe -R ADDR[:PORT] [-I SECONDS] [-d DEV]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
+	if (idle) {
+		bad = probe_idle(bench_device(dev), addr, port, idle);
+		fprintf(stderr, PROG " fprobe: %u of 5 outcomes wrong\n", bad);
+		return bad ? 1 : 0;
+	}
 	r = rfile_open(&f, bench_device(dev), addr, port);
 	if (r) {
 		fprintf(stderr, PROG " fprobe: %s:%u: %s\n", addr, port, strerror(-r));
@@ -2601,11 +2688,11 @@ static int cmd_fprobe(int argc, char **argv)
 		}
 	}
 	/* and the server still serves */
-	memcpy(back, "an honest write, then read back.", 32);
+	memcpy(back, fprobe_rec, 32);
 	r = rfile_write(f, 0, back, 32);
 	memset(back, 0, sizeof(back));
 	r = r ?: rfile_read(f, 0, back, 32);
-	if (r || memcmp(back, "an honest write, then read back.", 32)) {
+	if (r || memcmp(back, fprobe_rec, 32)) {
 		fprintf(stderr, PROG " fprobe: the honest write and read: %s\n",
 			r ? strerror(-r) : "not what was written");
 		bad++;
@@ -2618,7 +2705,7 @@ static int cmd_fprobe(int argc, char **argv)
 	r = rfile_map(f, false);
 	memset(back, 0, sizeof(back));
 	r = r ?: rfile_read(f, 0, back, 32);
-	if (r || memcmp(back, "an honest write, then read back.", 32)) {
+	if (r || memcmp(back, fprobe_rec, 32)) {
 		fprintf(stderr, PROG " fprobe: the read with RDMA READ: %s\n",
 			r ? strerror(-r) : "not what was written");
 		bad++;

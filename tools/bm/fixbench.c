@@ -50,7 +50,8 @@ struct run {
 	uint64_t pages;
 	int fd;
 	struct redy_cache *cache;
-	struct rfile *rf[RF_CONNS];	/* rfile: the file server's file */
+	bool served;			/* a file server's file (rfile*) */
+	struct rfile *rf[RF_CONNS];	/* and a connection to it per thread */
 	unsigned int nrf;		/* connections: min(threads, RF_CONNS) */
 	const char *rf_addr;
 	unsigned int rf_port;
@@ -156,7 +157,7 @@ static int page_io(struct run *r, bool write, uint64_t page, void *buf)
  */
 static int tier_io(struct run *r, bool write, uint64_t page, void *buf)
 {
-	pthread_mutex_t *lock = r->rf[0] ? &r->rf_lock[my_conn] :
+	pthread_mutex_t *lock = r->served ? &r->rf_lock[my_conn] :
 				r->cache ? &r->tier_lock : NULL;
 	int err;
 
@@ -222,7 +223,7 @@ static int populate(struct run *r)
 
 	if (!buf)
 		return -ENOMEM;
-	if (!r->rf[0]) {
+	if (!r->served) {
 		r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (r->fd < 0) {
 			err = -errno;
@@ -235,9 +236,9 @@ static int populate(struct run *r)
 		page_fill(buf, r->page_size, i, 0);
 		err = page_io(r, true, i, buf);
 	}
-	if (!err && !r->rf[0] && fsync(r->fd))
+	if (!err && !r->served && fsync(r->fd))
 		err = -errno;
-	if (err && r->rf[0])
+	if (err && r->served)
 		fprintf(stderr, PROG ": writing the file at %s:%u: %s\n",
 			r->rf_addr, r->rf_port, strerror(-err));
 	else if (err)
@@ -508,6 +509,7 @@ int cmd_fix(int argc, char **argv)
 	}
 	rf = r.tier && (!strcmp(r.tier, "rfile") || !strcmp(r.tier, "rfile_rdma") ||
 			!strcmp(r.tier, "rfile_rdma_rw"));
+	r.served = rf;
 	if (optind != argc || !r.tier ||
 	    (!rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
 	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf) ||

@@ -23,7 +23,7 @@
 #define WAIT_NS		30000000000ull	/* an answer this late: give up */
 #define CONNS_MAX	16u		/* clients at once */
 #define SLOTS		4u		/* requests in flight per client */
-#define IDLE_NS		120000000000ull	/* a client that asks nothing this long */
+#define IDLE_S		120u		/* a client that asks nothing this long */
 
 /* ---- the client ---------------------------------------------------------- */
 
@@ -38,6 +38,8 @@ struct rfile {
 	unsigned int nsegs;
 	struct rfile_seg seg[RFILE_SEGS];
 	uint64_t mapped;	/* bytes: the segments' sum */
+	uint64_t last_ns;	/* the last answer */
+	uint64_t ping_ns;	/* mapped: PING when none came for this long */
 };
 
 enum { WR_SEND = 1, WR_RECV = 2, WR_EVENT = 3, WR_READ = 4, WR_READ2 = 5 };
@@ -144,7 +146,30 @@ static int exchange(struct rfile *f, size_t send, size_t room, uint32_t *got)
 	r = r ?: wait_for(f, 1u << WR_SEND | 1u << WR_RECV, got);
 	if (r)
 		f->broken = true;
+	else
+		f->last_ns = bm_now_ns();
 	return r;
+}
+
+/* Tells the server this client is alive (rfile.h): 0 or a negative errno. */
+static int ping(struct rfile *f)
+{
+	const size_t hl = sizeof(struct rfile_hdr);
+	struct rfile_hdr *h = (struct rfile_hdr *)f->sbuf, a;
+	uint32_t got = 0;
+	int r;
+
+	*h = (struct rfile_hdr){ .magic = RFILE_MAGIC, .op = RFILE_PING, .tag = ++f->tag };
+	r = exchange(f, hl, hl, &got);
+	if (r)
+		return r;
+	memcpy(&a, f->rbuf, hl);
+	if (got != hl || a.magic != RFILE_MAGIC || a.tag != f->tag ||
+	    a.op != RFILE_PONG || a.status || a.len) {
+		f->broken = true;
+		return -EPROTO;
+	}
+	return 0;
 }
 
 static int request(struct rfile *f, uint8_t op, uint64_t off, void *buf, size_t len)
@@ -249,21 +274,54 @@ int rfile_map(struct rfile *f, bool writable)
 	f->nsegs = n;
 	f->mapped = sum;
 	f->writable = writable;
+	/* the server's idle time, in ms (0: it has none) */
+	f->ping_ns = a.off <= UINT32_MAX ? a.off * 1000000ull / 4 : 0;
 	return 0;
+}
+
+/*
+ * Posts @nw RDMA READs or WRITEs on the export and waits for the
+ * completions in @want.  On an error after the module took any of them
+ * (@done), a READ may still be posted into the caller's buffer (a WRITE
+ * out of it): the context goes, and with it every registration and
+ * queue pair, before the caller has its buffer back.
+ */
+static int post_mapped(struct rfile *f, struct mrrc_wr *w, unsigned int nw,
+		       unsigned int want)
+{
+	unsigned int done = 0;
+	uint32_t got;
+	int r;
+
+	r = mrrc_post(f->fd, w, nw, &done);
+	r = r ?: wait_for(f, want, &got);
+	if (r) {
+		f->broken = true;
+		if (done) {
+			mrrc_close(f->fd);
+			f->fd = -1;
+		}
+	}
+	return r;
 }
 
 /* @len bytes at @off with RDMA READs or WRITEs on the export (two at most). */
 static int rw_mapped(struct rfile *f, bool write, uint64_t off, void *buf, size_t len)
 {
 	struct mrrc_wr w[2];
-	unsigned int k, nw = 0, want = 0, done = 0;
+	unsigned int k, nw = 0, want = 0;
 	uint64_t start = 0, pos = off;
 	size_t left = len;
-	uint32_t got;
-	int r;
 
 	if (!len || len > RFILE_DATA_MAX || off > f->mapped || len > f->mapped - off)
 		return -EINVAL;
+	/* nothing asked for a while: the server is told this client lives */
+	if (f->ping_ns && bm_now_ns() - f->last_ns > f->ping_ns) {
+		int r = ping(f);
+
+		if (r)
+			return r;
+	}
 	/* more than two segments: through the server */
 	for (k = 0, nw = 0; k < f->nsegs; start += f->seg[k].len, k++)
 		nw += start < off + len && start + f->seg[k].len > off;
@@ -288,22 +346,7 @@ static int rw_mapped(struct rfile *f, bool write, uint64_t off, void *buf, size_
 		pos += n;
 		left -= n;
 	}
-	r = mrrc_post(f->fd, w, nw, &done);
-	r = r ?: wait_for(f, want, &got);
-	if (r) {
-		/*
-		 * A READ may still be posted into the caller's buffer (a
-		 * WRITE out of it): the context goes, and with it every
-		 * registration and queue pair, before the caller has its
-		 * buffer back.
-		 */
-		f->broken = true;
-		if (done) {
-			mrrc_close(f->fd);
-			f->fd = -1;
-		}
-	}
-	return r;
+	return post_mapped(f, w, nw, want);
 }
 
 int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len)
@@ -332,8 +375,6 @@ int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len)
 			     .len = len };
 	unsigned int k = 0;
 	uint64_t start = 0;
-	uint32_t got;
-	int r;
 
 	if (f->broken || !f->nsegs)
 		return -EIO;
@@ -343,14 +384,7 @@ int rfile_poke(struct rfile *f, int64_t delta, const void *buf, size_t len)
 		start += f->seg[k++].len;
 	w.remote_addr = f->seg[0].addr + (uint64_t)delta;
 	w.rkey = f->seg[k].rkey;
-	r = mrrc_post(f->fd, &w, 1, NULL);
-	r = r ?: wait_for(f, 1u << WR_READ, &got);
-	if (r) {
-		f->broken = true;
-		mrrc_close(f->fd);	/* (as rw_mapped()) */
-		f->fd = -1;
-	}
-	return r;
+	return post_mapped(f, &w, 1, 1u << WR_READ);
 }
 
 void rfile_close(struct rfile *f)
@@ -393,6 +427,7 @@ static struct server {
 	unsigned long requests, refused, clients, turned_away, timed_out, exports;
 	unsigned long exports_rw;	/* of them, writable */
 	uint64_t bytes_read, bytes_written;
+	uint64_t idle_ns;		/* -I: a client silent this long goes */
 } s;
 
 static volatile sig_atomic_t stop;
@@ -481,7 +516,8 @@ static int established(unsigned int i)
 
 /*
  * Clients that hold their slot without moving: an answer not taken for
- * WAIT_NS (it never posts a RECV for it), or nothing asked for IDLE_NS.
+ * WAIT_NS (it never posts a RECV for it), or nothing asked for the idle
+ * time (a mapped client too: it PINGs while it reads, see rfile.h).
  */
 static void reap(void)
 {
@@ -491,12 +527,7 @@ static void reap(void)
 	for (i = 0; i < CONNS_MAX; i++) {
 		const struct client *c = &s.c[i];
 
-		/*
-		 * (a client that maps the file reads without a message: only
-		 * an answer it leaves untaken counts against it)
-		 */
-		if (c->up && (c->answers || !c->exported) &&
-		    now - c->last_ns > (c->answers ? WAIT_NS : IDLE_NS)) {
+		if (c->up && now - c->last_ns > (c->answers ? WAIT_NS : s.idle_ns)) {
 			s.timed_out++;
 			drop(i);
 		}
@@ -520,6 +551,7 @@ static int map_file(unsigned int i, unsigned int slot, struct rfile_hdr *a,
 	int status = 0, r;
 
 	a->op = RFILE_MAPPED;
+	a->off = s.idle_ns / 1000000;	/* (rfile.h: how often to PING) */
 	if (c->exported)
 		status = EINVAL;
 	else if (!s.map)
@@ -570,6 +602,10 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 	if (got == hl && q.magic == RFILE_MAGIC &&
 	    (q.op == RFILE_MAP || q.op == RFILE_MAP_RW))
 		return map_file(i, slot, a, &w, q.op == RFILE_MAP_RW);
+	if (got == hl && q.magic == RFILE_MAGIC && q.op == RFILE_PING && !q.len) {
+		a->op = RFILE_PONG;	/* (its arrival was the point) */
+		return srv_post(i, &w);
+	}
 	if (got < hl || q.magic != RFILE_MAGIC ||
 	    (q.op != RFILE_READ && q.op != RFILE_WRITE)) {
 		status = EPROTO;
@@ -673,7 +709,7 @@ static int handle(const struct mrrc_cqe *e)
 }
 
 int rfile_serve(const char *dev, const char *addr, unsigned int port,
-		const char *path, uint64_t size)
+		const char *path, uint64_t size, unsigned int idle_s)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -685,7 +721,8 @@ int rfile_serve(const char *dev, const char *addr, unsigned int port,
 
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1 || !port || port > 65535)
 		return -EINVAL;
-	s = (struct server){ .size = size, .fd = -1 };
+	s = (struct server){ .size = size, .fd = -1,
+			     .idle_ns = (idle_s ? idle_s : IDLE_S) * 1000000000ull };
 	s.file = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s.file < 0)
 		return -errno;

@@ -27,7 +27,16 @@
 #define RFILE_DATA_MAX	16384u		/* bytes per request */
 
 enum { RFILE_READ = 1, RFILE_WRITE, RFILE_DATA, RFILE_WRITTEN, RFILE_MAP, RFILE_MAPPED,
-       RFILE_MAP_RW };
+       RFILE_MAP_RW, RFILE_PING, RFILE_PONG };
+
+/*
+ * The server drops a client that asks nothing for its idle time (bm
+ * fserve -I, 120 s by default), a mapped one too: its slot is one of
+ * 16, and a client that only holds its export must not keep others out.
+ * MAPPED tells the client that time, in milliseconds, in its @off; a
+ * client reading one-sidedly sends a PING (a header alone, answered by
+ * a PONG) when a quarter of it has passed without a message.
+ */
 
 /*
  * MAP asks the server to export its file for one-sided READs, the
@@ -112,10 +121,11 @@ int rfile_raw(struct rfile *f, const void *msg, size_t len, struct rfile_hdr *an
 
 /*
  * The server: serves @path (made @size bytes long) at @addr:@port on
- * device @dev until SIGTERM or SIGINT: 0, or a negative errno.  Prints
- * "serving" on stderr when it listens.
+ * device @dev until SIGTERM or SIGINT, dropping clients idle for @idle_s
+ * seconds: 0, or a negative errno.  Prints "serving" on stderr when it
+ * listens.
  */
 int rfile_serve(const char *dev, const char *addr, unsigned int port,
-		const char *path, uint64_t size);
+		const char *path, uint64_t size, unsigned int idle_s);
 
 #endif

@@ -32,12 +32,12 @@ tap() {	# tap DESC COMMAND...
 	echo "# ($(($(date +%s) - t0)) s)"
 }
 
-# waitfor FILE PATTERN: until a line of FILE matches (10 s at most)
+# waitfor FILE PATTERN: until a line of FILE matches (60 s at most: a loaded emulated VM)
 waitfor() {
 	k=0
 	until grep -q "$2" "$1" 2> /dev/null; do
 		k=$((k + 1))
-		[ $k -lt 100 ] || return 1
+		[ $k -lt 600 ] || return 1
 		sleep 0.1
 	done
 }
@@ -441,6 +441,29 @@ fserve_stops() {
 		"$out/fserve.log"
 }
 tap "the file server stops cleanly on SIGTERM, having served every client" fserve_stops
+# Clients that hold every slot of a file server (-I 4: idle after 4 s):
+# 16 mapped clients, one of them reading (and PINGing), the others
+# silent; a 17th turned away; the silent ones dropped, the reader kept,
+# a new client served (bm fprobe -I).
+idle_slots() {
+	ifile=$(mktemp /tmp/bm-idle.XXXXXX)
+	"$b/bm" fserve -a $addr -p 7962 -f "$ifile" -s 65536 -I 4 \
+		> "$out/fserve-idle.log" 2>&1 &
+	isrv=$!
+	waitfor "$out/fserve-idle.log" serving &&
+	"$b/bm" fprobe -R $addr:7962 -I 4
+	st=$?
+	kill $isrv
+	wait $isrv
+	st2=$?
+	rm -f "$ifile"
+	cat "$out/fserve-idle.log"
+	[ $st = 0 ] && [ $st2 = 0 ] &&
+	grep -q '17 clients (1 turned away, 15 timed out, 17 mapped, 0 of them writable)' \
+		"$out/fserve-idle.log"
+}
+tap "a file server drops the idle clients that hold its slots, mapped ones too, and keeps the busy one" \
+	idle_slots
 dropped() {
 	"$b/bm" fix -t file -f "$out/pages-l.bin" -F 32 -x 4 -w 20 -o 5000 -L \
 		> /dev/null 2> "$out/dropped.log"
@@ -476,6 +499,8 @@ refusals() {
 	status 2 "$b/bm" fix -t rfile -R $addr -S 32768 &&
 	status 1 "$b/bm" fix -t rfile -R 127.0.0.1:1 &&
 	status 2 "$b/bm" fserve -a $addr -f "$out/x" &&
+	status 2 "$b/bm" fserve -a $addr -f "$out/x" -s 4096 -I 0 &&
+	status 2 "$b/bm" fprobe -R $addr -I 61 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4097 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -Z 10 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -K 4 -Z 1 &&
