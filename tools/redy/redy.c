@@ -413,7 +413,7 @@ static int cmd_evil_server(const struct opts *o)
 		if (k >= 2) {	/* answer the client's first batch, wrongly */
 			do {
 				r = r ?: evil_next(fd, &e);
-			} while (!r && e.opcode != MRRC_OP_RECV);
+			} while (!r && !(e.opcode == MRRC_OP_RECV && e.conn == conn));
 			r = r ?: e.status;
 			if (r)
 				break;

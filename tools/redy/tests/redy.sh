@@ -35,9 +35,9 @@ started() {	# the server prints its banner once every thread listens (60 s:
 		sleep 0.1
 	done
 }
-stop() {	# redyd must exit 0 on SIGTERM within 20 s
+stop() {	# redyd must exit 0 on SIGTERM within 60 s (valgrind's leak check)
 	kill "$pid" || return 1
-	( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+	( sleep 60; kill -KILL "$pid" 2> /dev/null ) &
 	w=$!
 	wait "$pid"
 	st=$?
@@ -72,7 +72,13 @@ evil() {
 	i=0
 	until grep -q listening "$out/evil.log"; do
 		i=$((i + 1))
-		[ $i -lt 600 ] || return 1
+		[ $i -lt 600 ] && kill -0 $e 2> /dev/null || {
+			kill $e 2> /dev/null
+			wait $e
+			echo "the lying server did not listen (exit $?):"
+			cat "$out/evil.log"
+			return 1
+		}
 		sleep 0.1
 	done
 	if [ "${REDY_VALGRIND:-1}" = 1 ]; then
