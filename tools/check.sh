@@ -158,6 +158,7 @@ install_ok() {
 	test "$($pc --modversion libmrrc)" = "$VERSION" &&
 	test -f "$d/usr/lib/libmrrckv.a" &&
 	test -f "$d/usr/include/mrrc/kv/kvclient.h" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man3/libmrrckv.3" &&
 	test "$($pc --modversion libmrrckv)" = "$VERSION" &&
 	$pc --libs libmrrckv | grep -qx -- '-lmrrckv -lmrrc *' &&
 	test -f "$d/usr/lib/libredy.a" &&
@@ -225,7 +226,7 @@ check "bm.rst's tables are what Documentation/data gives" \
 check "make docs draws the figures and writes the HTML" \
 	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk redy-slo redy-migration bm-fix; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
-for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1 tools/redy/redy.1 tools/redy/redyd.8 tools/redy/redymgr.8 tools/redy/redy_cache.3 tools/bm/bm.1; do
+for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1 tools/redy/redy.1 tools/redy/redyd.8 tools/redy/redymgr.8 tools/redy/redy_cache.3 tools/mrrcd/libmrrckv.3 tools/bm/bm.1; do
 	check "man page $(basename "$m") renders without warnings" \
 		sh -c "cd '$(dirname "$m")/..' && ! LC_ALL=C.UTF-8 MANWIDTH=80 \
 			man --warnings -l '$(basename "$(dirname "$m")")/$(basename "$m")' 2>&1 >/dev/null | grep ."

@@ -100,6 +100,22 @@ export -f mrrcd_load
 export B L
 check "mrrckv fill and load: four clients' GET/SET mix, values checked, bad arguments refused" \
 	mrrcd_run -m 16 -- bash -c mrrcd_load
+# The client against a server that takes the connection and never
+# answers: its 10 s receive timeout is ETIMEDOUT (libmrrckv(3)), as over
+# RDMA, and the call ends.
+mrrckv_silent() {
+	python3 -c '
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+p = subprocess.run([sys.argv[1], "-p", str(s.getsockname()[1]), "get", "x"],
+		   capture_output=True, text=True, timeout=60)
+print(p.returncode, p.stderr.strip())
+sys.exit(0 if p.returncode == 1 and "Connection timed out" in p.stderr else 1)
+' "$B/tools/mrrckv"
+}
+check "mrrckv against a server that never answers: ETIMEDOUT after 10 s" mrrckv_silent
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \

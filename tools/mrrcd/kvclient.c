@@ -45,18 +45,43 @@ static int resolve(const char *host, unsigned int port, struct addrinfo **res)
 				  .ai_flags = AI_NUMERICSERV };
 	char portstr[16];
 
+	int r;
+
 	snprintf(portstr, sizeof(portstr), "%u", port);
-	return getaddrinfo(host, portstr, &hints, res) ? -EHOSTUNREACH : 0;
+	r = getaddrinfo(host, portstr, &hints, res);
+	switch (r) {
+	case 0:
+		return 0;
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	case EAI_SYSTEM:
+		return errno ? -errno : -EHOSTUNREACH;
+	default:
+		return -EHOSTUNREACH;
+	}
+}
+
+/* A TCP socket's errno: its timeouts (SO_RCVTIMEO) are RDMA's ETIMEDOUT. */
+static int sock_err(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK ? -ETIMEDOUT : -e;
 }
 
 static void init(struct kvc *k, enum kvc_transport tr)
 {
+	struct timespec now;
+
 	memset(k, 0, sizeof(*k));
 	k->tr = tr;
 	k->sock = -1;
 	k->fd = -1;
 	k->wait_ms = WAIT_MS;
-	k->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+	/* each connection its own sample (KVC_META_SAMPLE) */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	k->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uintptr_t)k ^
+		 ((uint64_t)now.tv_sec << 30) ^ (uint64_t)now.tv_nsec;
 }
 
 int kvc_connect_tcp(struct kvc *k, const char *host, unsigned int port)
@@ -72,8 +97,10 @@ int kvc_connect_tcp(struct kvc *k, const char *host, unsigned int port)
 	for (ai = res; ai; ai = ai->ai_next) {
 		k->sock = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 				 ai->ai_protocol);
-		if (k->sock < 0)
+		if (k->sock < 0) {
+			err = -errno;
 			continue;
+		}
 		if (!connect(k->sock, ai->ai_addr, ai->ai_addrlen)) {
 			err = 0;
 			break;
@@ -171,16 +198,20 @@ static int kvc_poll(struct kvc *k, uint64_t seq, bool *done, int *status)
 	n = mrrc_poll_cq(k->fd, c, 32);
 	if (n == 0) {
 		err = mrrc_wait(k->fd, k->wait_ms);
-		if (err < 0)
+		if (err < 0) {
+			k->dead = true;
 			return err;
+		}
 		n = mrrc_poll_cq(k->fd, c, 32);
 		if (n == 0) {
 			k->dead = true;	/* a late reply would be misread */
 			return -ETIMEDOUT;
 		}
 	}
-	if (n < 0)
+	if (n < 0) {
+		k->dead = true;	/* what completed is not known */
 		return n;
+	}
 	for (i = 0; i < n; i++) {
 		unsigned int kind = (c[i].wr_id >> 8) & 0xff;
 		unsigned int slot = c[i].wr_id & 0xff;
@@ -254,8 +285,10 @@ static int rdma_send(struct kvc *k, const char *p, size_t len)
 		w.wr_id = WR_SEND << 8 | i;
 		w.addr = (uintptr_t)(k->sbuf + (size_t)i * KV_MSG_SIZE);
 		err = mrrc_post(k->fd, &w, 1, NULL);
-		if (err)
+		if (err) {
+			k->dead = true;	/* a request cut short: the stream is lost */
 			return err;
+		}
 		k->send_busy[i] = 1;
 		k->sends_out++;
 		p += n;
@@ -279,7 +312,7 @@ static int send_all(struct kvc *k, const char *p, size_t len)
 			continue;
 		if (n <= 0) {
 			k->dead = true;
-			return n < 0 ? -errno : -ECONNRESET;
+			return n < 0 ? sock_err(errno) : -ECONNRESET;
 		}
 		p += n;
 		len -= (size_t)n;
@@ -313,7 +346,7 @@ static int fill(struct kvc *k)
 	} while (n < 0 && errno == EINTR);
 	if (n <= 0) {
 		k->dead = true;
-		return n < 0 ? -errno : -ECONNRESET;
+		return n < 0 ? sock_err(errno) : -ECONNRESET;
 	}
 	err = in_append(k, buf, (size_t)n);
 	if (err)
@@ -771,10 +804,14 @@ int kvc_command(struct kvc *k, const char *cmdline, const char **reply,
 	}
 	if (err)
 		return err;
-	/* NUL-terminated in place of the last LF, consumed with the rest. */
-	k->in[k->in_off + rel - 1] = '\0';
+	/*
+	 * NUL-terminated in place of the last line's CRLF (or a bare LF),
+	 * consumed with the rest.
+	 */
+	l = rel >= 2 && k->in[k->in_off + rel - 2] == '\r' ? rel - 2 : rel - 1;
+	k->in[k->in_off + l] = '\0';
 	*reply = k->in + k->in_off;
-	*len = rel - 1;
+	*len = l;
 	k->in_off += rel;
 	return 0;
 }

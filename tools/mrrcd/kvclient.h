@@ -106,8 +106,11 @@ int kvc_delete(struct kvc *k, const char *key);
  */
 int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
 	     uint32_t flags, uint32_t exptime);
-/* One command line (without CRLF); the reply up to and including its
- * last line (END, OK, or the only line), NUL-terminated, in *reply. */
+/*
+ * One command line (without CRLF); in *reply the reply: its only line,
+ * or for stats, get(s) and gat(s) its lines up to END, RESET or an error
+ * line, value blocks included; the last line's CRLF replaced by a NUL.
+ */
 int kvc_command(struct kvc *k, const char *line, const char **reply,
 		size_t *len);
 

@@ -30,8 +30,8 @@ $(B)/tools/mrrckv: $(MRRCKV_SRCS) $(MRRCD_HDRS) $(VERSION_H) $(CFLAGS_STAMP) \
 tools: $(B)/tools/mrrcd $(B)/tools/mrrckv
 
 # libmrrckv: the client (kvclient.h) as a static library for programs,
-# installed with libmrrc (headers in $(INCLUDEDIR)/mrrc/kv/, libmrrckv.pc);
-# examples/mrrc_kv.c is built against it.
+# installed with libmrrc (headers in $(INCLUDEDIR)/mrrc/kv/, libmrrckv.pc,
+# libmrrckv(3)); examples/mrrc_kv.c is built against it.
 MRRCKV_LIB_SRCS := $(MRRCD_DIR)/kvclient.c $(MRRCD_DIR)/reader.c $(MRRCD_DIR)/hash.c
 MRRCKV_LIB_OBJS := $(patsubst $(MRRCD_DIR)/%.c,$(B)/lib/kv/%.o,$(MRRCKV_LIB_SRCS))
 MRRCKV_PUB_HDRS := $(MRRCD_DIR)/kvclient.h $(MRRCD_DIR)/kvwire.h \
@@ -43,17 +43,20 @@ $(B)/lib/libmrrckv.a: $(MRRCKV_LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 lib: $(B)/lib/libmrrckv.a
-$(STAGE)/.stamp: $(B)/lib/libmrrckv.a $(MRRCKV_PUB_HDRS) lib/libmrrckv.pc.in
+$(STAGE)/.stamp: $(B)/lib/libmrrckv.a $(MRRCKV_PUB_HDRS) lib/libmrrckv.pc.in \
+	$(MRRCD_DIR)/libmrrckv.3
 $(B)/examples/mrrc_kv: EXAMPLE_PC := libmrrckv
 
 install-lib: install-libkv
 install-libkv: $(B)/lib/libmrrckv.a
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/mrrc/kv
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/mrrc/kv \
+		$(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(B)/lib/libmrrckv.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(MRRCKV_PUB_HDRS) $(DESTDIR)$(INCLUDEDIR)/mrrc/kv/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/libmrrckv.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrckv.pc
+	$(call man_install,$(MRRCD_DIR)/libmrrckv.3,$(DESTDIR)$(MANDIR)/man3)
 
 # The store's tests also drive the one-sided reader (reader.c) against it.
 $(TESTS_DIR)/test_mrrcd_%: $(MRRCD_DIR)/tests/test_%.c $(MRRCD_CORE) \
@@ -74,7 +77,8 @@ install-mrrcd: $(B)/tools/mrrcd $(B)/tools/mrrckv
 
 uninstall: uninstall-mrrcd
 uninstall-mrrcd:
-	rm -f $(DESTDIR)$(LIBDIR)/libmrrckv.a $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrckv.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libmrrckv.a $(DESTDIR)$(LIBDIR)/pkgconfig/libmrrckv.pc \
+		$(DESTDIR)$(MANDIR)/man3/libmrrckv.3
 	rm -f $(DESTDIR)$(BINDIR)/mrrcd $(DESTDIR)$(BINDIR)/mrrckv $(DESTDIR)$(MANDIR)/man8/mrrcd.8 \
 		$(DESTDIR)$(MANDIR)/man1/mrrckv.1
 

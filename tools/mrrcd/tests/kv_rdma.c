@@ -171,7 +171,7 @@ static int basic(void)
 	      strerror(-err));
 	/* flush_all is seen by one-sided readers at once (layout.h). */
 	err = kvc_command(&k, "flush_all", &v, &len);
-	CHECK(!err && !strcmp(v, "OK\r"), "flush_all: %s", strerror(-err));
+	CHECK(!err && !strcmp(v, "OK") && len == 2, "flush_all: %s", strerror(-err));
 	err = kvc_oget(&k, "size:2", &o, &olen, NULL);
 	CHECK(err == -ENOENT, "one-sided get after flush_all: %s",
 	      strerror(-err));
