@@ -533,8 +533,15 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 	k->wait_ms = WAIT_MS;
 	if (err)
 		goto fail;
-	if (k->nseg && !mrrcd_remote_open(&k->rem, oread, k) &&
-	    k->rem.hdr.item_max <= MRRCD_ITEM_MAX) {
+	/*
+	 * What the banner names is not an arena (EPROTO) or has no segment
+	 * at its start (EFAULT): two-sided only.  A READ that failed: the
+	 * connection went with it (a queue pair in error), and so does this.
+	 */
+	err = k->nseg ? mrrcd_remote_open(&k->rem, oread, k) : -EPROTO;
+	if (err && err != -EPROTO && err != -EFAULT)
+		goto fail;
+	if (!err && k->rem.hdr.item_max <= MRRCD_ITEM_MAX) {
 		k->item = malloc(k->rem.hdr.item_max);
 		if (!k->item) {
 			err = -ENOMEM;
@@ -723,16 +730,20 @@ int kvc_rset(struct kvc *k, const char *key, const void *val, size_t len,
 		crw_abort(k);
 		return st;
 	}
+	/*
+	 * STORED: the daemon had the value, which only our CRW could have
+	 * written.  What remains is to know the module no longer reads
+	 * @val; the CRW's own status may be a flush after the write landed
+	 * (a connection ending), which is not the caller's concern.
+	 */
 	while (k->crw_pending) {
 		err = kvc_poll(k, 0, NULL, NULL);
 		if (err) {
 			crw_abort(k);
-			return err;
+			return 0;
 		}
 	}
-	if (!st && k->crw_status)
-		st = k->crw_status;
-	return st;
+	return 0;
 }
 
 int kvc_delete(struct kvc *k, const char *key)
