@@ -288,8 +288,11 @@ static u8 mrrc_rd_atom(struct ib_device *dev)
 /*
  * A connection's id in its context.  Ids run from 1 to max_conns, so a
  * context holds at most that many connections and listeners: -EMFILE
- * beyond (incoming requests are then rejected).  With @conn NULL the id
- * is only reserved (lookups find nothing) until xa_store().
+ * beyond (incoming requests are then rejected).  They are handed out
+ * cyclically, not lowest first: a destroyed connection's id is not the
+ * next connection's, whose events user space would otherwise take for
+ * the old one's late completions.  With @conn NULL the id is only
+ * reserved (lookups find nothing) until xa_store().
  */
 static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 			      u32 *id)
@@ -297,9 +300,11 @@ static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 	u32 max = READ_ONCE(mrrc_max_conns);
 	int ret;
 
-	ret = xa_alloc(&ctx->conns, id, conn, XA_LIMIT(1, max),
-		       GFP_KERNEL_ACCOUNT);
-	return ret == -EBUSY ? -EMFILE : ret;
+	ret = xa_alloc_cyclic(&ctx->conns, id, conn, XA_LIMIT(1, max),
+			      &ctx->conn_next, GFP_KERNEL_ACCOUNT);
+	if (ret == -EBUSY)
+		return -EMFILE;
+	return ret < 0 ? ret : 0;	/* 1: the ids wrapped */
 }
 
 static void mrrc_conn_refused(struct mrrc_conn *lis)

@@ -114,6 +114,8 @@ struct mrrc_device {
  * @id: the context's id in the module's list of contexts (ctx.c)
  * @conns: connections and listeners by id; changed under @lock, except
  *	that a listener's connection requests add to it
+ * @conn_next: where the cyclic allocation of connection ids goes on
+ *	(under the xarray's own lock)
  * @done_lock: protects @done
  * @done: completions and events not yet polled (struct mrrc_done)
  * @wq: woken when @done gains an entry; poll(2) waits here
@@ -135,6 +137,7 @@ struct mrrc_ctx {
 	kuid_t uid;
 	u32 id;
 	struct xarray conns;
+	u32 conn_next;
 	spinlock_t done_lock;		/* see @done_lock above */
 	struct list_head done;
 	wait_queue_head_t wq;

@@ -2112,6 +2112,29 @@ TEST(max_conns_per_context)
 }
 
 /*
+ * A destroyed listener's id is not the next listener's: ids are handed
+ * out cyclically (a server matching completions by connection id would
+ * otherwise take the old one's late completions for the new one's).
+ */
+TEST(conn_ids_not_reused_at_once)
+{
+	struct sockaddr_in s1 = vm_addr(next_port()), s2 = vm_addr(next_port());
+	int fd = open_bound(RXE_DEV);
+	uint32_t a, b, c;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_listen(fd, (struct sockaddr *)&s1, 1, 0, &a));
+	ASSERT_EQ(0, mrrc_destroy(fd, a));
+	ASSERT_EQ(0, mrrc_listen(fd, (struct sockaddr *)&s2, 1, 0, &b));
+	EXPECT_NE(a, b);
+	ASSERT_EQ(0, mrrc_destroy(fd, b));
+	ASSERT_EQ(0, mrrc_listen(fd, (struct sockaddr *)&s1, 1, 0, &c));
+	EXPECT_NE(a, c);
+	EXPECT_NE(b, c);
+	close(fd);
+}
+
+/*
  * CONN_LIST reads a context's list 28 at a time: 70 listeners come back
  * whole, in id order, through any room; with room for fewer the count
  * still says 70; lowering max_conns afterwards changes nothing of that.
