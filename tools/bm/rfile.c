@@ -666,12 +666,23 @@ static int handle(const struct mrrc_cqe *e)
 		return -ENODEV;
 	if (e->opcode == MRRC_OP_EVENT && e->conn == s.listener)
 		return e->status ? e->status : -ECONNABORTED;	/* no more clients */
-	/* whose: by the connection (a WRITE_IMM's wr_id is not ours) */
-	for (i = 0; i < CONNS_MAX; i++)
-		if (s.c[i].used && s.c[i].conn == e->conn)
-			break;
-	if (i == CONNS_MAX)
-		return 0;	/* nobody's */
+	/*
+	 * Whose: a SEND's or RECV's by its wr_id's slot, which must hold
+	 * that connection (a dropped client's slot holds it until its
+	 * flushes are in); an event, or a WRITE_IMM (its wr_id is not
+	 * ours), by the connection, the live client's first.
+	 */
+	if (e->opcode == MRRC_OP_SEND || e->opcode == MRRC_OP_RECV) {
+		i = e->wr_id >> 16;
+		if (i >= CONNS_MAX || !s.c[i].used || s.c[i].conn != e->conn)
+			return -EPROTO;		/* not one of ours: a bug here */
+	} else {
+		for (i = 0; i < CONNS_MAX; i++)
+			if (s.c[i].used && s.c[i].conn == e->conn && !s.c[i].dying)
+				break;
+		if (i == CONNS_MAX)
+			return 0;	/* nobody's, or going anyway */
+	}
 	c = &s.c[i];
 	if (e->opcode == MRRC_OP_EVENT) {
 		if (e->event == MRRC_EVENT_ESTABLISHED && !c->up && !c->dying) {

@@ -12,8 +12,8 @@
  * trusts no field: a bad magic, an unknown op, a length over
  * RFILE_DATA_MAX or not matching what arrived, a range past the end of
  * the file: the answer is EINVAL (EPROTO for what is not a request: too
- * short, a bad magic, an op that is not READ or WRITE),
- * nothing is read or written.  The client checks the answer the same
+ * short, a bad magic, an op that is not READ, WRITE, MAP, MAP_RW or a
+ * PING of a header alone), nothing is read or written.  The client checks the answer the same
  * way: its tag, its op, its length.
  */
 #ifndef MRRC_BM_RFILE_H
@@ -89,7 +89,10 @@ struct rfile;
  */
 int rfile_open(struct rfile **f, const char *dev, const char *addr,
 	       unsigned int port);
-/* @len bytes at @off of the server's file: 0 or a negative errno. */
+/*
+ * @len bytes at @off of the server's file: 0 or a negative errno (mapped,
+ * also a PING's: EPROTO for a wrong answer, which breaks the handle).
+ */
 int rfile_read(struct rfile *f, uint64_t off, void *buf, size_t len);
 int rfile_write(struct rfile *f, uint64_t off, const void *buf, size_t len);
 void rfile_close(struct rfile *f);

@@ -549,6 +549,7 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 		}
 		k->rem.readv = oreadv;
 		k->rem_ok = true;
+		k->st = (struct kvc_stats){ 0 };	/* (the header's READ) */
 		kvc_set_hints(k, true);	/* without memory: two READs a GET */
 	}
 	return 0;
@@ -586,7 +587,10 @@ int kvc_store(struct kvc *k, const char *mode, const char *key,
 	size_t l;
 	int n, err;
 
-	if (!key_ok(key))
+	/* (a mode of the caller's is not copied into the line unchecked) */
+	if (!key_ok(key) || (strcmp(mode, "set") && strcmp(mode, "add") &&
+			     strcmp(mode, "replace") && strcmp(mode, "append") &&
+			     strcmp(mode, "prepend")))
 		return -EINVAL;
 	n = snprintf(hdr, sizeof(hdr), "%s %s %" PRIu32 " %" PRIu32 " %zu\r\n",
 		     mode, key, flags, exptime, len);
@@ -1041,7 +1045,9 @@ int kvc_set_meta(struct kvc *k, const char *mode)
 	} else if (!strncmp(mode, "sample:", 7)) {
 		errno = 0;
 		n = strtoul(mode + 7, &end, 10);
-		if (errno || *end || end == mode + 7 || n < 2 || n > 65536)
+		/* digits only: strtoul() would take " 8" and "+8" */
+		if (mode[7] < '0' || mode[7] > '9' || errno || *end || n < 2 ||
+		    n > 65536)
 			return -EINVAL;
 		k->meta = KVC_META_SAMPLE;
 		k->sample = (unsigned int)n;

@@ -43,6 +43,7 @@ static int connect_rdma(struct kvc *k)
 
 	CHECK(!err, "connect: %s", strerror(-err));
 	CHECK(k->rem_ok, "no arena banner: one-sided reads unavailable");
+	CHECK(!k->st.oget_reads, "the connect's READ counted as a GET's");
 	return 0;
 }
 
@@ -162,6 +163,10 @@ static int basic(void)
 	CHECK(err == -E2BIG, "1 MiB value: %s", strerror(-err));
 	err = kvc_store(&k, "add", "size:1", "x", 1, 0, 0);
 	CHECK(err == -EEXIST, "add on a present key: %s", strerror(-err));
+	/* a mode is one of five: nothing else reaches the request line */
+	CHECK(kvc_store(&k, "cas", "size:1", "x", 1, 0, 0) == -EINVAL &&
+	      kvc_store(&k, "set size:1 0 0 1\r\nx\r\nset", "size:2", "y", 1, 0, 0) ==
+	      -EINVAL, "bad store modes refused");
 	err = kvc_delete(&k, "size:1");
 	CHECK(!err, "delete: %s", strerror(-err));
 	err = kvc_oget(&k, "size:1", &o, &olen, NULL);
@@ -190,6 +195,8 @@ static int basic(void)
 		      "%s: %zu atomics for 64 reads", mode[i], j);
 	}
 	CHECK(kvc_set_meta(&k, "sample:1") == -EINVAL &&
+	      kvc_set_meta(&k, "sample:+8") == -EINVAL &&
+	      kvc_set_meta(&k, "sample: 8") == -EINVAL &&
 	      kvc_set_meta(&k, "lru") == -EINVAL, "bad modes refused");
 	kvc_close(&k);
 	free(buf);
