@@ -289,10 +289,10 @@ static u8 mrrc_rd_atom(struct ib_device *dev)
  * A connection's id in its context.  Ids run from 1 to max_conns, so a
  * context holds at most that many connections and listeners: -EMFILE
  * beyond (incoming requests are then rejected).  They are handed out
- * cyclically, not lowest first: a destroyed connection's id is not the
- * next connection's, whose events user space would otherwise take for
- * the old one's late completions.  With @conn NULL the id is only
- * reserved (lookups find nothing) until xa_store().
+ * cyclically, not lowest first, and DESTROY keeps an id reserved until
+ * its connection is gone: a new connection given it later queues
+ * nothing before the old one's last completion.  With @conn NULL the id
+ * is only reserved (lookups find nothing) until xa_store().
  */
 static int mrrc_conn_id_alloc(struct mrrc_ctx *ctx, struct mrrc_conn *conn,
 			      u32 *id)
@@ -734,8 +734,17 @@ int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
 		goto out;
 	}
 	if (nr == MRRC_CMD_DESTROY) {
-		xa_erase(&ctx->conns, conn->id);
+		u32 id = conn->id;
+
+		/*
+		 * The id stays reserved (lookups find nothing) until the
+		 * connection is gone: all it queues on ctx->done, flushes
+		 * and events, is then ahead of anything of a connection
+		 * that is given the id next.
+		 */
+		WARN_ON(xa_is_err(xa_store(&ctx->conns, id, NULL, GFP_KERNEL)));
 		mrrc_conn_destroy(conn);
+		xa_erase(&ctx->conns, id);
 		goto out;
 	}
 	if (conn->listener) {

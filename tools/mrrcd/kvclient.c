@@ -539,6 +539,7 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 	 * connection went with it (a queue pair in error), and so does this.
 	 */
 	err = k->nseg ? mrrcd_remote_open(&k->rem, oread, k) : -EPROTO;
+	k->st = (struct kvc_stats){ 0 };	/* (the header's READ) */
 	if (err && err != -EPROTO && err != -EFAULT)
 		goto fail;
 	if (!err && k->rem.hdr.item_max <= MRRCD_ITEM_MAX) {
@@ -549,7 +550,6 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 		}
 		k->rem.readv = oreadv;
 		k->rem_ok = true;
-		k->st = (struct kvc_stats){ 0 };	/* (the header's READ) */
 		kvc_set_hints(k, true);	/* without memory: two READs a GET */
 	}
 	return 0;
@@ -588,7 +588,7 @@ int kvc_store(struct kvc *k, const char *mode, const char *key,
 	int n, err;
 
 	/* (a mode of the caller's is not copied into the line unchecked) */
-	if (!key_ok(key) || (strcmp(mode, "set") && strcmp(mode, "add") &&
+	if (!key_ok(key) || !mode || (strcmp(mode, "set") && strcmp(mode, "add") &&
 			     strcmp(mode, "replace") && strcmp(mode, "append") &&
 			     strcmp(mode, "prepend")))
 		return -EINVAL;
