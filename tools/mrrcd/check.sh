@@ -120,6 +120,8 @@ check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \
 	mrrcd_run -m 8 -- "$mrrcd_t/memlimit.py" 8
+check "expiry crawler: expired and flushed items reclaimed with no lookup, counted per class" \
+	mrrcd_run -m 64 -- "$mrrcd_t/crawl.py"
 mrrcd_unit() {
 	sed "s|^ExecStart=/usr/bin/mrrcd|ExecStart=$mrrcd_bin|" \
 		tools/mrrcd/mrrcd.service > "$L/mrrcd.service" &&

@@ -485,13 +485,27 @@ static void on_signal(struct daemon *d)
 	}
 }
 
+/*
+ * Every second: the clock, and a slice of the index crawled for expired
+ * and flushed items, so that a sweep takes at most about 4 s (up to 2^22
+ * slots) and no slice more than 2^20 slots (a few milliseconds).
+ */
 static void on_timer(struct daemon *d)
 {
-	uint64_t n;
+	uint32_t budget = d->store.nslots / 4;
+	unsigned int n;
+	uint64_t ticks;
 
-	if (read(d->timer.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (read(d->timer.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		say(1, "timerfd: %s\n", strerror(errno));
 	tick(d);
+	if (budget < 8192)
+		budget = 8192;
+	if (budget > 1u << 20)
+		budget = 1u << 20;
+	n = store_crawl(&d->store, budget);
+	if (n)
+		say(2, "crawler: %u items reclaimed\n", n);
 }
 
 static int run(struct daemon *d)

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -876,6 +877,8 @@ static void stats_general(struct mc_conn *c)
 	STAT_U64(c, "total_items", s->st.total_items);
 	STAT_U64(c, "evictions", s->st.evictions);
 	STAT_U64(c, "reclaimed", s->st.reclaimed);
+	STAT_U64(c, "crawler_reclaimed", s->st.crawler_reclaimed);
+	STAT_U64(c, "crawler_items_checked", s->st.crawler_checked);
 	/* mrrcd's own: the arena that one-sided readers will see. */
 	STAT_U64(c, "flushed_items", s->st.flushed);
 	STAT_U64(c, "arena_bytes", s->arena_size);
@@ -931,10 +934,55 @@ static void stats_slabs(struct mc_conn *c)
 		STAT_U64(c, name, cm->per_page);
 		snprintf(name, sizeof(name), "%u:total_pages", i);
 		STAT_U64(c, name, cm->npages);
+		snprintf(name, sizeof(name), "%u:total_chunks", i);
+		STAT_U64(c, name, (uint64_t)cm->npages * cm->per_page);
+		snprintf(name, sizeof(name), "%u:used_chunks", i);
+		STAT_U64(c, name, cm->st.number);
+		snprintf(name, sizeof(name), "%u:free_chunks", i);
+		STAT_U64(c, name, (uint64_t)cm->npages * cm->per_page -
+			 cm->st.number);
 	}
 	STAT_U64(c, "active_slabs", s->npages - s->nfree_pages);
 	STAT_U64(c, "total_malloced", (uint64_t)(s->npages - s->nfree_pages) *
 		 MRRCD_PAGE_SIZE);
+}
+
+/* memcached's per-class lines, of the classes that hold or held items. */
+static void stats_items(struct mc_conn *c)
+{
+	struct store *s = c->srv->store;
+	static const struct {
+		const char *name;
+		size_t off;
+	} f[] = {
+#define F(n, m) { n, offsetof(struct class_stats, m) }
+		F("evicted", evicted),
+		F("evicted_nonzero", evicted_nonzero),
+		F("outofmemory", outofmemory),
+		F("reclaimed", reclaimed),
+		F("crawler_reclaimed", crawler_reclaimed),
+#undef F
+	};
+	uint32_t i;
+	size_t j;
+	char name[64];
+
+	for (i = 0; i < s->nclasses; i++) {
+		const struct class_stats *cs = &s->classes[i].st;
+
+		if (!cs->number && !cs->total_items)
+			continue;
+		snprintf(name, sizeof(name), "items:%u:number", i);
+		STAT_U64(c, name, cs->number);
+		for (j = 0; j < sizeof(f) / sizeof(f[0]); j++) {
+			snprintf(name, sizeof(name), "items:%u:%s", i,
+				 f[j].name);
+			STAT_U64(c, name, *(const uint64_t *)
+				 ((const char *)cs + f[j].off));
+		}
+		snprintf(name, sizeof(name), "items:%u:evicted_time", i);
+		STAT_U64(c, name, cs->evicted_time);
+	}
 }
 
 static void stats_reset(struct mc_server *srv)
@@ -947,11 +995,7 @@ static void stats_reset(struct mc_server *srv)
 	k->curr_connections = cur;
 	k->conn_structures = structs;
 	k->rdma_curr_connections = rcur;
-	srv->store->st.total_items = 0;
-	srv->store->st.evictions = 0;
-	srv->store->st.reclaimed = 0;
-	srv->store->st.flushed = 0;
-	srv->store->st.page_moves = 0;
+	store_stats_reset(srv->store);
 }
 
 static void cmd_stats(struct mc_conn *c, const struct tok *t, size_t nt)
@@ -963,7 +1007,7 @@ static void cmd_stats(struct mc_conn *c, const struct tok *t, size_t nt)
 	} else if (tok_is(&t[1], "slabs")) {
 		stats_slabs(c);
 	} else if (tok_is(&t[1], "items")) {
-		/* Nothing per class yet; an empty list is a valid answer. */
+		stats_items(c);
 	} else if (tok_is(&t[1], "sizes")) {
 		stat_line(c, "sizes_status", "disabled");
 	} else if (tok_is(&t[1], "reset")) {

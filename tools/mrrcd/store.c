@@ -298,20 +298,36 @@ static enum why gone(const struct store *s, const struct mrrcd_item *it)
 	return expired(s, it) ? WHY_EXPIRE : WHY_LIVE;
 }
 
+/* The counters of the class whose page holds the chunk at off. */
+static struct class_stats *class_st(struct store *s, uint64_t off)
+{
+	return &s->classes[s->pages[page_of(s, off)].class_id].st;
+}
+
 static void unlink_slot(struct store *s, uint32_t idx, enum why why)
 {
 	struct slot_priv *p = &s->priv[idx];
 	uint64_t off = p->item_off;
+	struct class_stats *cs = class_st(s, off);
+	const struct mrrcd_item *it = chunk_at(s, off);
 
 	slot_publish(s, idx, 0, 0, 0, fresh_version(s));
 	s->st.curr_items--;
 	s->st.bytes -= p->item_len;
-	if (why == WHY_EVICT)
+	cs->number--;
+	if (why == WHY_EVICT) {
 		s->st.evictions++;
-	else if (why == WHY_EXPIRE)
+		cs->evicted++;
+		if (it->exptime)
+			cs->evicted_nonzero++;
+		cs->evicted_time = s->now > it->stored ? s->now - it->stored : 0;
+	} else if (why == WHY_EXPIRE) {
 		s->st.reclaimed++;
-	else if (why == WHY_FLUSH)
+		cs->reclaimed++;
+	} else if (why == WHY_FLUSH) {
 		s->st.flushed++;
+		cs->reclaimed++;
+	}
 	memset(p, 0, sizeof(*p));
 	chunk_free(s, off);
 }
@@ -636,8 +652,10 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 	off = chunk_alloc(s, (uint32_t)cls);
 	if (old >= 0)
 		s->priv[old].pinned = 0;
-	if (!off)
+	if (!off) {
+		s->classes[cls].st.outofmemory++;
 		return -ENOMEM;
+	}
 
 	cas = s->next_cas++;
 	it = chunk_at(s, off);
@@ -662,6 +680,7 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 
 		idx = (uint32_t)old;
 		s->st.bytes -= s->priv[idx].item_len;
+		class_st(s, old_off)->number--;
 		it->slot = idx;
 		it->version = 2 * cas;
 		item_seal(it);
@@ -687,6 +706,8 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 	p->last = ++s->tick;
 	s->st.bytes += total;
 	s->st.total_items++;
+	s->classes[cls].st.number++;
+	s->classes[cls].st.total_items++;
 	if (cas_out)
 		*cas_out = cas;
 	return 0;
@@ -901,6 +922,47 @@ void store_clock(struct store *s, uint32_t now)
 		flush_publish(s);
 	}
 	__atomic_store_n(&s->hdr->clock, (uint64_t)now, __ATOMIC_RELEASE);
+}
+
+unsigned int store_crawl(struct store *s, uint32_t budget)
+{
+	unsigned int reclaimed = 0;
+
+	if (budget > s->nslots)
+		budget = s->nslots;
+	while (budget--) {
+		uint32_t idx = s->crawl_next;
+		const struct slot_priv *p = &s->priv[idx];
+		enum why why;
+
+		if (++s->crawl_next == s->nslots)
+			s->crawl_next = 0;
+		if (!p->item_off || p->pinned)
+			continue;
+		s->st.crawler_checked++;
+		why = gone(s, chunk_at(s, p->item_off));
+		if (why == WHY_LIVE)
+			continue;
+		class_st(s, p->item_off)->crawler_reclaimed++;
+		unlink_slot(s, idx, why);
+		reclaimed++;
+	}
+	s->st.crawler_reclaimed += reclaimed;
+	return reclaimed;
+}
+
+void store_stats_reset(struct store *s)
+{
+	uint32_t c;
+
+	s->st = (struct store_stats){
+		.curr_items = s->st.curr_items,
+		.bytes = s->st.bytes,
+	};
+	for (c = 0; c < s->nclasses; c++)
+		s->classes[c].st = (struct class_stats){
+			.number = s->classes[c].st.number,
+		};
 }
 
 int64_t store_slot_of(struct store *s, const char *key, size_t key_len)

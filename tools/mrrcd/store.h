@@ -35,6 +35,18 @@ struct page_meta {
 	bool in_partial;
 };
 
+/* A size class's counters (``stats items``); number is never reset. */
+struct class_stats {
+	uint64_t number;	/* items in the class */
+	uint64_t total_items;	/* items stored in it */
+	uint64_t evicted;	/* live items removed to make room */
+	uint64_t evicted_nonzero;	/* of them, with an expiry time */
+	uint32_t evicted_time;	/* the last one evicted: seconds stored */
+	uint64_t reclaimed;	/* expired or flushed items removed */
+	uint64_t crawler_reclaimed;	/* of them, by store_crawl() */
+	uint64_t outofmemory;	/* stores refused: no chunk to be had */
+};
+
 struct class_meta {
 	uint32_t size;		/* chunk bytes */
 	uint32_t per_page;	/* chunks in a page */
@@ -44,6 +56,7 @@ struct class_meta {
 	uint32_t hand_page;	/* CLOCK hand: page and chunk */
 	uint32_t hand_chunk;
 	uint64_t evicted_since_grow;
+	struct class_stats st;
 };
 
 struct store_stats {
@@ -54,6 +67,8 @@ struct store_stats {
 	uint64_t reclaimed;	/* expired items removed */
 	uint64_t flushed;	/* items flush_all covered, reclaimed since */
 	uint64_t page_moves;	/* slab pages given to another class */
+	uint64_t crawler_checked;	/* items store_crawl() looked at */
+	uint64_t crawler_reclaimed;	/* items it reclaimed */
 };
 
 struct store {
@@ -80,6 +95,7 @@ struct store {
 	uint64_t oldest_cas;
 	uint32_t oldest_live;
 	bool flush_pending;	/* oldest_live not passed yet */
+	uint32_t crawl_next;	/* the slot store_crawl() goes on from */
 	struct store_stats st;
 };
 
@@ -108,6 +124,16 @@ int store_init(struct store *s, size_t limit, uint32_t now);
 void store_destroy(struct store *s);
 /* Advance the clock (and a flush_all whose deadline it passes): O(1). */
 void store_clock(struct store *s, uint32_t now);
+
+/*
+ * Look at the next `budget` slots (cyclically) and reclaim the items
+ * there that have expired or that flush_all covers, which would otherwise
+ * hold their memory until found by a lookup or by eviction.  Returns the
+ * number reclaimed.  The daemon calls it every second.
+ */
+unsigned int store_crawl(struct store *s, uint32_t budget);
+/* stats reset: every counter but those of what is stored now. */
+void store_stats_reset(struct store *s);
 
 /* Whether an item of this key and value length can ever be stored. */
 bool store_fits(size_t key_len, size_t value_len);

@@ -388,8 +388,10 @@ def flush_storm(n=20000):
     assert not errors, errors
     st = good.stats()
     assert int(st["cmd_flush"]) == flushes + n
-    # Lazy, as memcached's: the item is reclaimed when found, not before.
-    assert st["flushed_items"] == "0" and st["curr_items"] == "1", st
+    # Lazy, as memcached's: the item is reclaimed when found (or by the
+    # crawler, once a second), not by the flushes; it is gone either way.
+    assert (st["flushed_items"], st["curr_items"]) in (("0", "1"),
+                                                      ("1", "0")), st
     assert good.get(b"before") is None
     st = good.stats()
     assert st["flushed_items"] == "1" and st["curr_items"] == "0", st

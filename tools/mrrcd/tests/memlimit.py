@@ -44,6 +44,15 @@ def main(mb):
     assert st[b"bytes"] <= limit
     assert st[b"curr_items"] < n
     assert st[b"total_items"] == n
+    # Per class (stats items, stats slabs), the same totals.
+    items = c.stats("items")
+    slabs = c.stats("slabs")
+
+    def total(d, field):
+        return sum(v for k, v in d.items() if k.endswith(b":" + field))
+    assert total(items, b"number") == st[b"curr_items"], items
+    assert total(items, b"evicted") == st[b"evictions"], items
+    assert total(slabs, b"used_chunks") == st[b"curr_items"], slabs
     # The last of each size was just stored: it is there.
     for k in range(n - len(sizes), n):
         v = c.get("fill-%d" % k)

@@ -300,7 +300,19 @@ static void test_misc_commands(void **state)
 	expect(f, "get\r\n", "ERROR\r\n");
 	expect(f, "stats bogus\r\n", "ERROR\r\n");
 	expect(f, "stats items\r\n", "END\r\n");
-	expect(f, "stats reset\r\n", "RESET\r\n");
+	/* An item of 66 bytes: class 0 (96-byte chunks). */
+	expect(f, "set a 0 0 1\r\na\r\nstats items\r\n",
+	       "STORED\r\n"
+	       "STAT items:0:number 1\r\n"
+	       "STAT items:0:evicted 0\r\n"
+	       "STAT items:0:evicted_nonzero 0\r\n"
+	       "STAT items:0:outofmemory 0\r\n"
+	       "STAT items:0:reclaimed 0\r\n"
+	       "STAT items:0:crawler_reclaimed 0\r\n"
+	       "STAT items:0:evicted_time 0\r\n"
+	       "END\r\n");
+	expect(f, "delete a\r\nstats reset\r\nstats items\r\n",
+	       "DELETED\r\nRESET\r\nEND\r\n");
 }
 
 static void test_stats(void **state)

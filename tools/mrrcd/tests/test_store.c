@@ -492,6 +492,130 @@ static void test_page_moves(void **state)
 	free(large);
 }
 
+/* The sum of a counter over the classes, which must equal the store's. */
+static uint64_t class_sum(struct store *s, size_t field)
+{
+	uint64_t sum = 0;
+	uint32_t c;
+
+	for (c = 0; c < s->nclasses; c++)
+		sum += *(uint64_t *)((char *)&s->classes[c].st + field);
+	return sum;
+}
+
+#define CSUM(s, f) class_sum(s, offsetof(struct class_stats, f))
+
+/* The class of the chunk holding a key's item. */
+static int class_of(struct store *s, const char *k)
+{
+	int64_t off = store_slot_of(s, k, strlen(k));
+	uint64_t item;
+
+	assert_true(off > 0);
+	item = s->priv[(off - MRRCD_HDR_SIZE) / MRRCD_SLOT_SIZE].item_off;
+	return s->pages[(item - (uint64_t)(s->heap - s->arena)) /
+			MRRCD_PAGE_SIZE].class_id;
+}
+
+/*
+ * Per-class counters follow items from class to class (a replacement of
+ * another size), through eviction, deletion and expiry, and add up to the
+ * store's.
+ */
+static void test_class_stats(void **state)
+{
+	struct store *s = *state;
+	char key[32], val[1000];
+	unsigned int i;
+	int small, big;
+
+	memset(val, 'v', sizeof(val));
+	assert_int_equal(put(s, "k", "1"), 0);
+	small = class_of(s, "k");
+	assert_int_equal(s->classes[small].st.number, 1);
+	/* The same key, a value of another class. */
+	assert_int_equal(store_put(s, STORE_SET, "k", 1, val, sizeof(val), 0,
+				   0, 0, NULL), 0);
+	big = class_of(s, "k");
+	assert_true(big > small);
+	assert_int_equal(s->classes[small].st.number, 0);
+	assert_int_equal(s->classes[big].st.number, 1);
+	assert_int_equal(CSUM(s, number), 1);
+	assert_int_equal(s->classes[small].st.total_items, 1);
+	assert_int_equal(s->classes[big].st.total_items, 1);
+	assert_int_equal(store_delete(s, "k", 1), 0);
+	assert_int_equal(CSUM(s, number), 0);
+
+	/* Fill past the limit: evictions, counted where they happen. */
+	for (i = 0; i < 20000; i++) {
+		snprintf(key, sizeof(key), "f%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key), val,
+					   sizeof(val), 0, i % 2 ? NOW + 100 : 0,
+					   0, NULL), 0);
+	}
+	assert_true(s->st.evictions > 0);
+	assert_int_equal(CSUM(s, number), s->st.curr_items);
+	assert_int_equal(CSUM(s, evicted), s->st.evictions);
+	assert_true(CSUM(s, evicted_nonzero) > 0);
+	assert_true(CSUM(s, evicted_nonzero) < CSUM(s, evicted));
+	snprintf(key, sizeof(key), "f%u", i - 1);
+	big = class_of(s, key);
+	assert_int_equal(s->classes[big].st.evicted, s->st.evictions);
+	assert_int_equal(s->classes[big].st.number, s->st.curr_items);
+	/* stats reset: what is stored stays counted. */
+	store_stats_reset(s);
+	assert_int_equal(CSUM(s, evicted), 0);
+	assert_int_equal(CSUM(s, number), s->st.curr_items);
+	assert_true(s->st.curr_items > 0);
+}
+
+/*
+ * The crawler reclaims expired and flushed items without any lookup, in
+ * slices of the index, and nothing live.
+ */
+static void test_crawl(void **state)
+{
+	struct store *s = *state;
+	char key[32];
+	unsigned int i, n = 300, got = 0;
+	uint64_t before;
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "e%u", i);
+		assert_int_equal(store_put(s, STORE_SET, key, strlen(key), "x",
+					   1, 0, i % 3 ? NOW + 5 : 0, 0,
+					   NULL), 0);
+	}
+	/* Nothing has expired yet: a whole sweep reclaims nothing. */
+	assert_int_equal(store_crawl(s, s->nslots), 0);
+	assert_int_equal(s->st.crawler_checked, n);
+	store_clock(s, NOW + 5);
+	/* Slices: a sweep in four, each slot looked at once. */
+	before = s->st.crawler_checked;
+	for (i = 0; i < 4; i++)
+		got += store_crawl(s, s->nslots / 4 + 1);
+	assert_int_equal(got, n - (n + 2) / 3);
+	assert_int_equal(s->st.crawler_checked - before, n);
+	assert_int_equal(s->st.curr_items, (n + 2) / 3);
+	assert_int_equal(s->st.reclaimed, got);
+	assert_int_equal(s->st.crawler_reclaimed, got);
+	assert_int_equal(CSUM(s, crawler_reclaimed), got);
+	assert_int_equal(CSUM(s, reclaimed), got);
+	assert_int_equal(CSUM(s, number), (n + 2) / 3);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "e%u", i);
+		assert_true(present(s, key) == !(i % 3));
+	}
+	/* A flush_all: the rest goes too, and the memory is free again. */
+	store_flush(s, 0);
+	assert_int_equal(store_crawl(s, UINT32_MAX), (n + 2) / 3);
+	assert_int_equal(s->st.curr_items, 0);
+	assert_int_equal(s->st.bytes, 0);
+	assert_int_equal(s->st.flushed, (n + 2) / 3);
+	assert_int_equal(CSUM(s, number), 0);
+	assert_int_equal(store_crawl(s, UINT32_MAX), 0);
+}
+
 /* Nine keys with one home slot: the ninth evicts the window's LRU. */
 static void test_probe_window(void **state)
 {
@@ -859,6 +983,8 @@ int main(void)
 		T(test_limits),
 		T(test_eviction_limit),
 		T(test_page_moves),
+		T(test_class_stats),
+		T(test_crawl),
 		T(test_heap_header_bounds),
 		T(test_probe_window),
 		T(test_slot_version_checksum),
