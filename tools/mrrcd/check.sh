@@ -48,7 +48,9 @@ mrrcd_options() {
 	! timeout 5 "$mrrcd_bin" -p 70000 2> /dev/null &&
 	! timeout 5 "$mrrcd_bin" -c -1 2> /dev/null &&
 	! timeout 5 "$mrrcd_bin" extra 2> /dev/null &&
-	mrrcd_run -t 4 -U 0 -- true 2>&1 | grep -q 'one event-loop thread'
+	! timeout 5 "$mrrcd_bin" -t 0 2> /dev/null &&
+	! timeout 5 "$mrrcd_bin" -t 65 2> /dev/null &&
+	mrrcd_run -t 64 -U 0 -- true
 }
 check "mrrcd options: -V, -h, -U 0 only, bad values refused, -t" mrrcd_options
 
@@ -116,6 +118,22 @@ sys.exit(0 if p.returncode == 1 and "Connection timed out" in p.stderr else 1)
 ' "$B/tools/mrrckv"
 }
 check "mrrckv against a server that never answers: ETIMEDOUT after 10 s" mrrckv_silent
+# -t 4: the same clients against four worker threads (the store under
+# one lock).
+check "-t 4: memccapable -a passes" mrrcd_run -t 4 -- bash -c mrrcd_memccapable
+check "-t 4: hostile clients, every key stored first checked at the end" \
+	mrrcd_run -t 4 -m 64 -- "$mrrcd_t/hostile.py"
+check "-t 4: mrrckv fill and load, four clients' values checked" \
+	mrrcd_run -t 4 -m 16 -- bash -c mrrcd_load
+# The same under ThreadSanitizer: any data race ends the daemon with
+# status 66, which fails the check (with-mrrcd.sh wants 0 on SIGTERM).
+check "mrrcd -t 4 builds with ThreadSanitizer" make -s mrrcd-tsan
+mrrcd_tsan() {	# mrrcd_tsan OPTIONS... -- COMMAND...
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+		"$mrrcd_t/with-mrrcd.sh" "$B/tsan/mrrcd" "$@"
+}
+check "-t 4 under ThreadSanitizer: mrrckv load and hostile clients, no race" \
+	mrrcd_tsan -t 4 -m 64 -- bash -c 'mrrcd_load && "$0"' "$mrrcd_t/hostile.py"
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \

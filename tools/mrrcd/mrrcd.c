@@ -3,13 +3,21 @@
  * mrrcd(8): a cache daemon speaking memcached's text protocol over TCP,
  * with its items in an arena laid out for one-sided RDMA reads (layout.h).
  *
- * One thread, one epoll set: listening sockets, connections, a signalfd
- * (SIGTERM, SIGINT: clean exit) and a one-second timerfd (the clock that
- * expiry and delayed flush_all run on, published in the arena header).
- * With --rdma, the module's /dev/mrrc file descriptor joins the same set
- * (EV_MRRC): its completions carry the same protocol over RDMA SENDs, and
- * the arena is exported to each RDMA connection for one-sided READs
- * (rdma.c, kvwire.h).  Nothing here blocks.
+ * The main thread's epoll set: listening sockets, a signalfd (SIGTERM,
+ * SIGINT: clean exit), a one-second timerfd (the clock that expiry and
+ * delayed flush_all run on, published in the arena header, and the expiry
+ * crawler) and, with -t 1, the TCP connections.  With --rdma, the
+ * module's /dev/mrrc file descriptor joins the same set (EV_MRRC): its
+ * completions carry the same protocol over RDMA SENDs, and the arena is
+ * exported to each RDMA connection for one-sided READs (rdma.c,
+ * kvwire.h).  Nothing here blocks.
+ *
+ * With -t N > 1, N worker threads serve the TCP connections, each with
+ * an epoll set of its own; the main thread accepts and hands each new
+ * socket to the next worker through that worker's pipe.  Sockets are read
+ * and written without a lock; the store, the counters and whatever
+ * mc_process() touches are under one mutex, d->lock, which the main
+ * thread takes too (clock, crawler, RDMA, accepting).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +25,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +53,7 @@
 #define DRAIN_MAX (1u << 20)	/* input thrown away while closing */
 #define MIN_MB 2
 #define MAX_MB (1u << 20)	/* 1 TiB */
+#define MAX_THREADS 64
 
 enum ev_kind {
 	EV_LISTEN,
@@ -51,6 +61,7 @@ enum ev_kind {
 	EV_SIGNAL,
 	EV_TIMER,
 	EV_MRRC,	/* /dev/mrrc: completions and connection events */
+	EV_INBOX,	/* a worker's pipe of accepted sockets */
 };
 
 struct evsrc {
@@ -60,6 +71,9 @@ struct evsrc {
 
 struct conn {
 	struct evsrc ev;	/* first: epoll hands back &ev */
+	int epfd;		/* the epoll set of the thread serving it */
+	struct conn **head;	/* that thread's list of connections */
+	uint64_t nread, nwritten;	/* not yet in the counters */
 	struct mc_conn mc;
 	uint32_t events;	/* the epoll mask set now */
 	enum mc_result res;	/* what mc_process() said last */
@@ -70,8 +84,29 @@ struct conn {
 	struct conn *prev, *next;
 };
 
+struct daemon;
+
+/* A handed-over socket: what the pipe carries (atomic: < PIPE_BUF). */
+struct handover {
+	int fd;
+	unsigned long id;
+};
+
+struct worker {
+	struct evsrc inbox;	/* first: the read end of the pipe */
+	int in_w;		/* its write end, the main thread's */
+	int epfd;
+	pthread_t th;
+	bool running;
+	struct daemon *d;
+	struct conn *conns;
+};
+
 struct daemon {
 	int epfd;
+	pthread_mutex_t lock;	/* the store, srv and its counters */
+	struct worker *workers;
+	unsigned int nworkers, next_worker;
 	struct evsrc listen[MAX_LISTEN];
 	unsigned int nlisten;
 	struct evsrc sig, timer, mrrc;
@@ -94,46 +129,74 @@ say(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (*verbosity < level)
+	if (__atomic_load_n(verbosity, __ATOMIC_RELAXED) < level)
 		return;
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
 
+static void lock(struct daemon *d)
+{
+	pthread_mutex_lock(&d->lock);
+}
+
+static void unlock(struct daemon *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Under d->lock. */
 static void tick(struct daemon *d)
 {
 	store_clock(&d->store, (uint32_t)time(NULL));
 }
 
-static int ep_set(struct daemon *d, int op, struct evsrc *src, uint32_t ev)
+static int ep_set_in(int epfd, int op, struct evsrc *src, uint32_t ev)
 {
 	struct epoll_event e = { .events = ev, .data.ptr = src };
 
-	return epoll_ctl(d->epfd, op, src->fd, &e) ? -errno : 0;
+	return epoll_ctl(epfd, op, src->fd, &e) ? -errno : 0;
+}
+
+static int ep_set(struct daemon *d, int op, struct evsrc *src, uint32_t ev)
+{
+	return ep_set_in(d->epfd, op, src, ev);
+}
+
+/* Bytes moved since the counters last saw them; under d->lock. */
+static void conn_account(struct daemon *d, struct conn *cn)
+{
+	d->srv.c.bytes_read += cn->nread;
+	d->srv.c.bytes_written += cn->nwritten;
+	cn->nread = cn->nwritten = 0;
 }
 
 /* ---- connections ------------------------------------------------------- */
 
+/* By the thread serving it. */
 static void conn_close(struct daemon *d, struct conn *cn)
 {
 	say(1, "<%lu connection closed\n", cn->mc.id);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, cn->ev.fd, NULL);
+	epoll_ctl(cn->epfd, EPOLL_CTL_DEL, cn->ev.fd, NULL);
 	close(cn->ev.fd);
 	if (cn->prev)
 		cn->prev->next = cn->next;
 	else
-		d->conns = cn->next;
+		*cn->head = cn->next;
 	if (cn->next)
 		cn->next->prev = cn->prev;
+	lock(d);
+	conn_account(d, cn);
 	mc_conn_free(&cn->mc);
 	d->srv.c.curr_connections--;
 	d->srv.c.conn_structures--;
+	unlock(d);
 	free(cn);
 }
 
 /* Write what is queued; -errno if the connection is broken. */
-static int conn_write(struct daemon *d, struct conn *cn, bool *progress)
+static int conn_write(struct conn *cn, bool *progress)
 {
 	while (mc_out_pending(&cn->mc)) {
 		ssize_t n = send(cn->ev.fd, mc_out_data(&cn->mc),
@@ -147,14 +210,14 @@ static int conn_write(struct daemon *d, struct conn *cn, bool *progress)
 			return -errno;
 		}
 		mc_out_consume(&cn->mc, (size_t)n);
-		d->srv.c.bytes_written += (uint64_t)n;
+		cn->nwritten += (uint64_t)n;
 		*progress = true;
 	}
 	return 0;
 }
 
 /* Read once into the input buffer; -errno if broken. */
-static int conn_read(struct daemon *d, struct conn *cn, bool *progress)
+static int conn_read(struct conn *cn, bool *progress)
 {
 	size_t room;
 	char *p = mc_in_space(&cn->mc, &room);
@@ -178,7 +241,7 @@ static int conn_read(struct daemon *d, struct conn *cn, bool *progress)
 		return 0;
 	}
 	mc_in_commit(&cn->mc, (size_t)n);
-	d->srv.c.bytes_read += (uint64_t)n;
+	cn->nread += (uint64_t)n;
 	*progress = true;
 	return 0;
 }
@@ -212,8 +275,8 @@ static void conn_linger(struct daemon *d, struct conn *cn)
 {
 	cn->draining = true;
 	if (shutdown(cn->ev.fd, SHUT_WR) ||
-	    (cn->events != EPOLLIN && ep_set(d, EPOLL_CTL_MOD, &cn->ev,
-					     EPOLLIN))) {
+	    (cn->events != EPOLLIN && ep_set_in(cn->epfd, EPOLL_CTL_MOD,
+						&cn->ev, EPOLLIN))) {
 		conn_close(d, cn);
 		return;
 	}
@@ -251,12 +314,15 @@ static void conn_service(struct daemon *d, struct conn *cn)
 
 		err = 0;
 		if (!cn->closing && !cn->eof && cn->res == MC_WANT_INPUT)
-			err = conn_read(d, cn, &progress);
+			err = conn_read(cn, &progress);
 		if (!err) {
+			lock(d);
+			conn_account(d, cn);
 			cn->res = mc_process(&cn->mc);
+			unlock(d);
 			if (cn->res == MC_DONE)
 				cn->closing = true;
-			err = conn_write(d, cn, &progress);
+			err = conn_write(cn, &progress);
 		}
 		if (err) {
 			say(1, "<%lu %s\n", cn->mc.id, strerror(-err));
@@ -280,7 +346,7 @@ static void conn_service(struct daemon *d, struct conn *cn)
 	if (mc_out_pending(&cn->mc) || cn->res == MC_BLOCKED)
 		want |= EPOLLOUT;
 	if (want != cn->events) {
-		if (ep_set(d, EPOLL_CTL_MOD, &cn->ev, want)) {
+		if (ep_set_in(cn->epfd, EPOLL_CTL_MOD, &cn->ev, want)) {
 			conn_close(d, cn);
 			return;
 		}
@@ -296,47 +362,85 @@ static void reject(struct daemon *d, int fd)
 	if (send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		say(2, "reject: %s\n", strerror(errno));
 	close(fd);
+	lock(d);
 	d->srv.c.rejected_connections++;
+	unlock(d);
 }
 
-static void conn_new(struct daemon *d, int fd)
+/*
+ * A connection the counters already count, served from now on by the
+ * thread of epfd and head (the one calling); on failure it is uncounted.
+ */
+static void conn_start(struct daemon *d, int fd, unsigned long id, int epfd,
+		       struct conn **head)
 {
-	struct conn *cn;
+	struct conn *cn = calloc(1, sizeof(*cn));
 	int one = 1;
 
+	if (cn) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		cn->ev.kind = EV_CONN;
+		cn->ev.fd = fd;
+		cn->epfd = epfd;
+		cn->head = head;
+		mc_conn_init(&cn->mc, &d->srv, id);
+		cn->events = EPOLLIN;
+		cn->res = MC_WANT_INPUT;
+		if (!ep_set_in(epfd, EPOLL_CTL_ADD, &cn->ev, cn->events)) {
+			cn->next = *head;
+			if (*head)
+				(*head)->prev = cn;
+			*head = cn;
+			say(1, "<%lu new connection\n", id);
+			return;
+		}
+		lock(d);
+		mc_conn_free(&cn->mc);
+		unlock(d);
+		free(cn);
+	}
+	close(fd);
+	lock(d);
+	d->srv.c.curr_connections--;
+	d->srv.c.conn_structures--;
+	unlock(d);
+}
+
+/* The main thread's: count the connection, then serve or hand it over. */
+static void conn_new(struct daemon *d, int fd)
+{
+	struct handover h = { .fd = fd };
+	struct worker *w;
+
+	lock(d);
 	/* RDMA connections being accepted count too (rdma.c). */
 	if (d->srv.c.curr_connections + d->rdma.accepting >=
 	    d->srv.set.maxconns) {
+		unlock(d);
 		say(1, "too many connections (-c %u): refused\n",
 		    d->srv.set.maxconns);
 		reject(d, fd);
 		return;
 	}
-	cn = calloc(1, sizeof(*cn));
-	if (!cn) {
-		reject(d, fd);
-		return;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	cn->ev.kind = EV_CONN;
-	cn->ev.fd = fd;
-	mc_conn_init(&cn->mc, &d->srv, d->next_id++);
-	cn->events = EPOLLIN;
-	cn->res = MC_WANT_INPUT;
-	if (ep_set(d, EPOLL_CTL_ADD, &cn->ev, cn->events)) {
-		mc_conn_free(&cn->mc);
-		free(cn);
-		close(fd);
-		return;
-	}
-	cn->next = d->conns;
-	if (d->conns)
-		d->conns->prev = cn;
-	d->conns = cn;
 	d->srv.c.curr_connections++;
 	d->srv.c.total_connections++;
 	d->srv.c.conn_structures++;
-	say(1, "<%lu new connection\n", cn->mc.id);
+	h.id = d->next_id++;
+	unlock(d);
+	if (!d->nworkers) {
+		conn_start(d, fd, h.id, d->epfd, &d->conns);
+		return;
+	}
+	w = &d->workers[d->next_worker++ % d->nworkers];
+	if (write(w->in_w, &h, sizeof(h)) != sizeof(h)) {
+		/* The worker is that far behind (or gone): refuse. */
+		say(1, "<%lu handover: %s\n", h.id, strerror(errno));
+		lock(d);
+		d->srv.c.curr_connections--;
+		d->srv.c.conn_structures--;
+		unlock(d);
+		reject(d, fd);
+	}
 }
 
 static void do_accept(struct daemon *d, struct evsrc *l)
@@ -364,6 +468,124 @@ static void do_accept(struct daemon *d, struct evsrc *l)
 			say(1, "accept: %s\n", strerror(errno));
 		return;
 	}
+}
+
+/* ---- worker threads (-t N > 1) ----------------------------------------- */
+
+/* Sockets handed over; false once the main thread closed the pipe. */
+static bool worker_inbox(struct worker *w)
+{
+	struct handover h[32];
+	ssize_t n;
+	size_t i;
+
+	for (;;) {
+		n = read(w->inbox.fd, h, sizeof(h));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		if (n == 0)
+			return false;
+		/* Whole records: each write was one, and atomic. */
+		for (i = 0; i < (size_t)n / sizeof(h[0]); i++)
+			conn_start(w->d, h[i].fd, h[i].id, w->epfd, &w->conns);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event ev[MAX_EVENTS];
+	bool more = true;
+
+	while (more) {
+		int i, n = epoll_wait(w->epfd, ev, MAX_EVENTS, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			say(0, "mrrcd: worker epoll_wait: %s\n", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct evsrc *src = ev[i].data.ptr;
+
+			if (src->kind == EV_INBOX)
+				more = worker_inbox(w) && more;
+			else
+				conn_service(w->d, (struct conn *)src);
+		}
+	}
+	while (w->conns)
+		conn_close(w->d, w->conns);
+	return NULL;
+}
+
+/* nworkers threads, started after the signals are blocked (inherited). */
+static int workers_start(struct daemon *d, unsigned int n)
+{
+	unsigned int i;
+	int fds[2], err;
+
+	d->workers = calloc(n, sizeof(*d->workers));
+	if (!d->workers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct worker *w = &d->workers[i];
+
+		w->d = d;
+		w->inbox.kind = EV_INBOX;
+		w->inbox.fd = w->in_w = w->epfd = -1;
+		d->nworkers++;
+		if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
+			return -errno;
+		w->inbox.fd = fds[0];
+		w->in_w = fds[1];
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0)
+			return -errno;
+		err = ep_set_in(w->epfd, EPOLL_CTL_ADD, &w->inbox, EPOLLIN);
+		if (err)
+			return err;
+		err = -pthread_create(&w->th, NULL, worker_main, w);
+		if (err)
+			return err;
+		w->running = true;
+	}
+	return 0;
+}
+
+/* Close their pipes: each closes its connections and ends. */
+static void workers_stop(struct daemon *d)
+{
+	struct handover h;
+	unsigned int i;
+
+	for (i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->workers[i];
+
+		if (w->in_w >= 0)
+			close(w->in_w);
+		if (w->running)
+			pthread_join(w->th, NULL);
+		/* Sockets handed over that it never took. */
+		while (w->inbox.fd >= 0 &&
+		       read(w->inbox.fd, &h, sizeof(h)) == sizeof(h)) {
+			close(h.fd);
+			lock(d);
+			d->srv.c.curr_connections--;
+			d->srv.c.conn_structures--;
+			unlock(d);
+		}
+		if (w->inbox.fd >= 0)
+			close(w->inbox.fd);
+		if (w->epfd >= 0)
+			close(w->epfd);
+	}
+	free(d->workers);
+	d->workers = NULL;
+	d->nworkers = 0;
 }
 
 /* ---- setup ------------------------------------------------------------- */
@@ -498,12 +720,14 @@ static void on_timer(struct daemon *d)
 
 	if (read(d->timer.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		say(1, "timerfd: %s\n", strerror(errno));
-	tick(d);
 	if (budget < 8192)
 		budget = 8192;
 	if (budget > 1u << 20)
 		budget = 1u << 20;
+	lock(d);
+	tick(d);
 	n = store_crawl(&d->store, budget);
+	unlock(d);
 	if (n)
 		say(2, "crawler: %u items reclaimed\n", n);
 }
@@ -521,7 +745,9 @@ static int run(struct daemon *d)
 			perror("mrrcd: epoll_wait");
 			return -1;
 		}
+		lock(d);
 		tick(d);
+		unlock(d);
 		for (i = 0; i < n; i++) {
 			struct evsrc *src = ev[i].data.ptr;
 
@@ -539,7 +765,11 @@ static int run(struct daemon *d)
 				on_timer(d);
 				break;
 			case EV_MRRC:
+				lock(d);
 				rdma_service(&d->rdma);
+				unlock(d);
+				break;
+			case EV_INBOX:	/* (workers' only) */
 				break;
 			}
 		}
@@ -551,6 +781,7 @@ static void teardown(struct daemon *d)
 {
 	unsigned int i;
 
+	workers_stop(d);
 	while (d->conns)
 		conn_close(d, d->conns);
 	if (d->redy) {
@@ -560,7 +791,9 @@ static void teardown(struct daemon *d)
 		say(1, "mrrcd: Redy memory server: %lu batches, %lu requests, %lu refused\n",
 		    st.batches, st.requests, st.refused);
 	}
+	lock(d);
 	rdma_stop(&d->rdma);
+	unlock(d);
 	for (i = 0; i < d->nlisten; i++)
 		close(d->listen[i].fd);
 	if (d->sig.fd >= 0)
@@ -584,7 +817,7 @@ static void usage(FILE *f)
 		"  -l, --listen=ADDR        address to listen on (default: all)\n"
 		"  -m, --memory-limit=MB    arena size in MiB, items and index (default 64)\n"
 		"  -c, --conn-limit=N       most simultaneous connections (default 1024)\n"
-		"  -t, --threads=N          accepted; mrrcd runs one event-loop thread\n"
+		"  -t, --threads=N          threads serving TCP connections (default 1)\n"
 		"  -U, --udp-port=0         UDP is not supported: only 0 is accepted\n"
 		"  -R, --rdma=ADDR          also serve over RDMA through /dev/mrrc, on ADDR\n"
 		"      --rdma-port=PORT     RDMA CM port (default: the TCP port)\n"
@@ -668,12 +901,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			break;
 		case 't':
-			if (number("-t", optarg, 1, 1024, &o->threads))
+			if (number("-t", optarg, 1, MAX_THREADS, &o->threads))
 				return -EINVAL;
-			if (o->threads != 1)
-				fprintf(stderr, "mrrcd: -t %lu: mrrcd runs one event-loop thread; using 1\n",
-					o->threads);
-			o->threads = 1;
 			break;
 		case 'U':
 			if (number("-U", optarg, 0, 65535, &udp))
@@ -740,7 +969,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .epfd = -1, .sig.fd = -1, .timer.fd = -1,
-			    .spare_fd = -1, .next_id = 1, .rdma.fd = -1 };
+			    .spare_fd = -1, .next_id = 1, .rdma.fd = -1,
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct options o;
 	int err;
 
@@ -783,6 +1013,15 @@ int main(int argc, char **argv)
 	if (listen_on(&d, o.listen, (unsigned int)o.port)) {
 		teardown(&d);
 		return 1;
+	}
+	if (o.threads > 1) {
+		err = workers_start(&d, (unsigned int)o.threads);
+		if (err) {
+			fprintf(stderr, "mrrcd: -t %lu: %s\n", o.threads,
+				strerror(-err));
+			teardown(&d);
+			return 1;
+		}
 	}
 	if (o.rdma) {
 		unsigned int rport = (unsigned int)(o.rdma_port ?: o.port);

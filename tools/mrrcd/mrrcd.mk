@@ -68,6 +68,15 @@ $(TESTS_DIR)/test_mrrcd_%: $(MRRCD_DIR)/tests/test_%.c $(MRRCD_CORE) \
 mrrcd-tests: $(MRRCD_TESTS)
 unit-tests: mrrcd-tests
 
+# The daemon under ThreadSanitizer, for its -t checks (libmrrc is not
+# instrumented: only the RDMA path, one thread's, calls it).
+$(B)/tsan/mrrcd: $(MRRCD_SRCS) $(MRRCD_HDRS) $(wildcard tools/redy/*.h) $(VERSION_H) \
+		$(CFLAGS_STAMP) $(B)/lib/libmrrc.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -O1 -fsanitize=thread -Wno-tsan $(USER_LDFLAGS) \
+		-Itools/redy -o $@ $(MRRCD_SRCS) $(B)/lib/libmrrc.a -lpthread -lm
+mrrcd-tsan: $(B)/tsan/mrrcd
+
 install: install-mrrcd
 install-mrrcd: $(B)/tools/mrrcd $(B)/tools/mrrckv
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1
@@ -82,7 +91,7 @@ uninstall-mrrcd:
 	rm -f $(DESTDIR)$(BINDIR)/mrrcd $(DESTDIR)$(BINDIR)/mrrckv $(DESTDIR)$(MANDIR)/man8/mrrcd.8 \
 		$(DESTDIR)$(MANDIR)/man1/mrrckv.1
 
-.PHONY: mrrcd-tests install-mrrcd uninstall-mrrcd install-libkv
+.PHONY: mrrcd-tests mrrcd-tsan install-mrrcd uninstall-mrrcd install-libkv
 
 # Run in the test VM by selftests/run.sh (tools/mrrcd/tests/kv_rdma.sh).
 $(TESTS_DIR)/kv_rdma: $(MRRCD_DIR)/tests/kv_rdma.c $(MRRCKV_SRCS) $(MRRCD_HDRS) \

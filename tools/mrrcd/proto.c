@@ -804,7 +804,8 @@ static void cmd_verbosity(struct mc_conn *c, const struct tok *t, size_t nt)
 		reply(c, "CLIENT_ERROR bad command line format");
 		return;
 	}
-	c->srv->verbosity = (int)level;
+	/* (say() in mrrcd.c reads it without the lock) */
+	__atomic_store_n(&c->srv->verbosity, (int)level, __ATOMIC_RELAXED);
 	reply(c, "OK");
 }
 

@@ -3,8 +3,8 @@
  * mrrcd's item store: the arena of layout.h plus the daemon's private
  * bookkeeping (which never lives in the arena: a remote peer with atomic
  * access to the index could change anything there but must not be able to
- * steer the daemon's own pointers).  Single-threaded: the event loop owns
- * it.  Functions return 0 or a negative errno.
+ * steer the daemon's own pointers).  Not thread-safe: mrrcd calls it under
+ * one lock (mrrcd.c).  Functions return 0 or a negative errno.
  */
 #ifndef MRRCD_STORE_H
 #define MRRCD_STORE_H

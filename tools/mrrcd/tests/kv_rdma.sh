@@ -46,7 +46,9 @@ kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
 echo "1..16"
-tap "mrrcd.rdma_daemon_starts" daemon
+# Two worker threads take the TCP clients below while the main thread
+# serves RDMA (the store under one lock).
+tap "mrrcd.rdma_daemon_starts" daemon -t 2
 tap "mrrcd.rdma_basic" "$t" $addr $port basic
 tap "mrrcd.rdma_hostile_clients" "$t" $addr $port hostile
 tap "mrrcd.rdma_hostile_daemon_banners_refused" "$t" $addr $port hostile-daemon
