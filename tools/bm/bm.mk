@@ -43,11 +43,13 @@ UNIT_TESTS += $(TESTS_DIR)/test_bm_lock
 
 # bm: the nodes over the module's connections, and the checker
 # and `bm fix`, the frame pool's load over a file or a Redy cache
+# (and mrrcd's client, for the frame pool with mrrcd in front of a file)
 BM_SRCS := $(BM_DIR)/bm.c $(BM_DIR)/coh.c $(BM_DIR)/lin.c $(BM_DIR)/pool.c $(BM_DIR)/galloc.c \
-	$(BM_DIR)/lock.c $(BM_DIR)/rfile.c $(BM_DIR)/fixbench.c tools/bench/benchjson.c
+	$(BM_DIR)/lock.c $(BM_DIR)/rfile.c $(BM_DIR)/fixbench.c tools/bench/benchjson.c \
+	tools/mrrcd/kvclient.c tools/mrrcd/reader.c tools/mrrcd/hash.c
 $(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a \
-		$(B)/lib/libredy.a $(wildcard tools/redy/*.h)
+		$(B)/lib/libredy.a $(wildcard tools/redy/*.h) $(MRRCD_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -Itools/redy -o $@ $(BM_SRCS) \
-		$(B)/lib/libredy.a $(B)/lib/libmrrc.a -lpthread -lm
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -Itools/redy -Itools/mrrcd \
+		-o $@ $(BM_SRCS) $(B)/lib/libredy.a $(B)/lib/libmrrc.a -lpthread -lm
 tools: $(B)/tools/bm

@@ -3,8 +3,11 @@
  * bm fix: the buffer manager's frame pool under a database's load (issue
  * 18's BENCH=bm, after the Redy paper's FASTER experiment): Zipf page
  * accesses, some of them writes, over a working set larger than the
- * frames, with the pages kept in a tier that is either a local file or a
- * Redy cache (remote memory over the module, created from that file).
+ * frames, with the pages kept in a tier that is either a local file, a
+ * Redy cache (remote memory over the module, created from that file), a
+ * file another node serves (bm fserve), or a local file with mrrcd's
+ * memory in front of it (-t mrrcd over TCP, -t mrrcd_rdma over the
+ * module: write-through, pages read one-sidedly where the daemon allows).
  *
  * Every page begins with its number and a version; a write FIXes the page
  * exclusively, bumps the version and UNFIXes it dirty.  Every FIX checks
@@ -29,6 +32,7 @@
 #include "benchjson.h"
 #include "bm.h"
 #include "cache.h"
+#include "kvclient.h"
 #include "pool.h"
 #include "rfile.h"
 
@@ -58,6 +62,13 @@ struct run {
 	uint64_t *version;		/* what the run wrote, per page */
 	uint64_t tier_reads, tier_writes;	/* (atomic) */
 	bool lose_writes;		/* -L: a tier that drops them (tests) */
+	/* -t mrrcd*: the daemon in front of the file (under tier_lock) */
+	struct kvc *kv;
+	const char *kv_addr;
+	unsigned int kv_port;
+	char kv_prefix[48];		/* this run's keys: PREFIX:PAGE */
+	bool kv_off;			/* given up: the file alone from then */
+	uint64_t kv_hits, kv_misses;
 	unsigned int threads;		/* -j: FIXing at once */
 	/* a Redy cache, and each connection to a file server, one thread's */
 	pthread_mutex_t tier_lock, rf_lock[RF_CONNS];
@@ -150,21 +161,71 @@ static int page_io(struct run *r, bool write, uint64_t page, void *buf)
 	return file_io(r->fd, write, off, buf, r->page_size);
 }
 
+/* mrrcd failed: from now on the file alone (it has every page). */
+static void kv_give_up(struct run *r, const char *what, int err)
+{
+	fprintf(stderr, PROG ": mrrcd: %s: %s; the file alone from now on\n", what,
+		strerror(-err));
+	r->kv_off = true;
+}
+
+/*
+ * mrrcd in front of the file, write-through: the file is written first
+ * and always holds the page; the daemon's copy is replaced, or deleted if
+ * that fails (and if that fails too, the daemon is not asked again: a
+ * copy it may still hold is never read).  A read the daemon has is not
+ * read from the file; a miss (never stored, or evicted) is, and stored.
+ */
+static int kv_io(struct run *r, bool write, uint64_t page, void *buf)
+{
+	const char *val;
+	char key[80];
+	size_t len;
+	int err;
+
+	snprintf(key, sizeof(key), "%s:%" PRIu64, r->kv_prefix, page);
+	if (!write && !r->kv_off) {
+		err = r->kv->rem_ok ? kvc_oget(r->kv, key, &val, &len, NULL) :
+				      kvc_get(r->kv, key, &val, &len, NULL);
+		if (!err && len == r->page_size) {
+			memcpy(buf, val, len);
+			r->kv_hits++;
+			return 0;
+		}
+		if (!err)
+			err = -EPROTO;	/* not a page of this run's */
+		if (err != -ENOENT)
+			kv_give_up(r, "a GET", err);
+		r->kv_misses++;
+	}
+	err = page_io(r, write, page, buf);
+	if (err || r->kv_off)
+		return err;
+	err = kvc_store(r->kv, "set", key, buf, r->page_size, 0, 0);
+	if (err) {
+		int e = kvc_delete(r->kv, key);
+
+		if (e && e != -ENOENT)
+			kv_give_up(r, "a SET, then its DELETE", e);
+	}
+	return 0;
+}
+
 /*
  * The pool calls the tier from every thread: a file's calls go at once, a
  * file server's over the thread's connection (shared by threads k and k +
- * RF_CONNS), a Redy cache's one at a time.
+ * RF_CONNS), a Redy cache's and mrrcd's one at a time.
  */
 static int tier_io(struct run *r, bool write, uint64_t page, void *buf)
 {
 	pthread_mutex_t *lock = r->served ? &r->rf_lock[my_conn] :
-				r->cache ? &r->tier_lock : NULL;
+				r->cache || r->kv ? &r->tier_lock : NULL;
 	int err;
 
 	if (!lock)
 		return page_io(r, write, page, buf);
 	pthread_mutex_lock(lock);
-	err = page_io(r, write, page, buf);
+	err = r->kv ? kv_io(r, write, page, buf) : page_io(r, write, page, buf);
 	pthread_mutex_unlock(lock);
 	return err;
 }
@@ -429,11 +490,14 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -t file|remote -f FILE [-M ADDR[:PORT]] [-d DEV] [-F FRAMES]\n"
+		"       " PROG " -t mrrcd|mrrcd_rdma -f FILE -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
 		"       " PROG " -t rfile|rfile_rdma|rfile_rdma_rw -R ADDR[:PORT] [-d DEV] [-F FRAMES]\n"
 		"  (FILE is created, or emptied: it holds the run's pages; rfile: the\n"
 		"   file of bm fserve at ADDR, PORT 7960, written over; rfile_rdma:\n"
 		"   its pages read with RDMA READs from the server's export;\n"
-		"   rfile_rdma_rw: and written with RDMA WRITEs)\n"
+		"   rfile_rdma_rw: and written with RDMA WRITEs; mrrcd: FILE with\n"
+		"   the mrrcd at ADDR, PORT 11211, in front, over TCP; mrrcd_rdma:\n"
+		"   over the module, GETs one-sided)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
 		"              [-o OPS] [-s SEED] [-j THREADS] [-K FS_NAME] [-L]\n");
 	exit(2);
@@ -452,7 +516,7 @@ int cmd_fix(int argc, char **argv)
 	struct bm_pool_stats st;
 	struct bm_pool *pool = NULL;
 	uint64_t *lat = NULL, elapsed = 0, i, sum = 0;
-	bool mgr_set = false, rf;
+	bool mgr_set = false, rf, kv;
 	int c, err;
 
 	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:j:K:L")) != -1) {
@@ -509,12 +573,20 @@ int cmd_fix(int argc, char **argv)
 	}
 	rf = r.tier && (!strcmp(r.tier, "rfile") || !strcmp(r.tier, "rfile_rdma") ||
 			!strcmp(r.tier, "rfile_rdma_rw"));
+	kv = r.tier && (!strcmp(r.tier, "mrrcd") || !strcmp(r.tier, "mrrcd_rdma"));
 	r.served = rf;
 	if (optind != argc || !r.tier ||
-	    (!rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
-	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf) ||
+	    (kv ? !r.path || !r.rf_addr || mgr_set :
+	     !rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
+	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf && !kv) ||
 	    (rf && r.page_size > RFILE_DATA_MAX) || r.threads > r.ops)
 		usage();
+	if (kv) {
+		/* -R's default port is the file server's: mrrcd's is 11211 */
+		r.kv_addr = r.rf_addr;
+		r.kv_port = r.rf_port == 7960 ? 11211 : r.rf_port;
+		r.rf_addr = NULL;
+	}
 	bench_init(PROG, dev);
 	r.pages = (uint64_t)r.frames * r.ws;
 	if (r.pages * r.page_size > (1ull << 32)) {
@@ -541,6 +613,22 @@ int cmd_fix(int argc, char **argv)
 			goto out;
 		}
 		r.nrf++;
+	}
+	if (kv) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		snprintf(r.kv_prefix, sizeof(r.kv_prefix), "bm.%d.%lld.%ld", (int)getpid(),
+			 (long long)now.tv_sec, now.tv_nsec);
+		r.kv = calloc(1, sizeof(*r.kv));
+		err = !r.kv ? -ENOMEM : strcmp(r.tier, "mrrcd") ?
+		      kvc_connect_rdma(r.kv, dev, r.kv_addr, r.kv_port) :
+		      kvc_connect_tcp(r.kv, r.kv_addr, r.kv_port);
+		if (err) {
+			fprintf(stderr, PROG ": mrrcd at %s:%u: %s\n", r.kv_addr, r.kv_port,
+				strerror(-err));
+			goto out;
+		}
 	}
 	err = populate(&r);
 	if (err)
@@ -590,6 +678,13 @@ int cmd_fix(int argc, char **argv)
 	emit(&r, "fix_p50_us", (double)bm_percentile(lat, r.ops, 50) / 1e3, "us");
 	emit(&r, "fix_mean_us", (double)sum / (double)r.ops / 1e3, "us");
 	emit(&r, "hit_ratio", (double)st.hits / (double)r.ops, "ratio");
+	if (r.kv) {
+		fprintf(stderr, PROG ": mrrcd%s: %" PRIu64 " pages read from it, %" PRIu64
+			" from the file%s\n", r.kv->rem_ok ? " (one-sided GETs)" : "",
+			r.kv_hits, r.kv_misses, r.kv_off ? " (it failed)" : "");
+		emit(&r, "tier_hit_ratio", r.kv_hits + r.kv_misses ?
+		     (double)r.kv_hits / (double)(r.kv_hits + r.kv_misses) : 0, "ratio");
+	}
 out:
 	bm_pool_destroy(pool);
 	if (r.cache) {
@@ -604,6 +699,10 @@ out:
 		close(r.fd);
 	for (i = 0; i < RF_CONNS; i++)
 		rfile_close(r.rf[i]);
+	if (r.kv) {
+		kvc_close(r.kv);
+		free(r.kv);
+	}
 	free(lat);
 	free(r.version);
 	return err ? 1 : 0;

@@ -129,13 +129,15 @@ check "-t 4: mrrckv fill and load, four clients' values checked" \
 # status 66, which fails the check (with-mrrcd.sh wants 0 on SIGTERM).
 check "mrrcd -t 4 builds with ThreadSanitizer" make -s mrrcd-tsan
 mrrcd_tsan() {	# mrrcd_tsan OPTIONS... -- COMMAND...
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	MRRCD_TSAN=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 		"$mrrcd_t/with-mrrcd.sh" "$B/tsan/mrrcd" "$@"
 }
 check "-t 4 under ThreadSanitizer: mrrckv load and hostile clients, no race" \
 	mrrcd_tsan -t 4 -m 64 -- bash -c 'mrrcd_load && "$0"' "$mrrcd_t/hostile.py"
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
+check "-t 4 -c 8: the ninth refused, then room again" \
+	mrrcd_run -t 4 -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "memory limit -m 8: six times more stored, evictions, RSS bounded" \
 	mrrcd_run -m 8 -- "$mrrcd_t/memlimit.py" 8
 check "expiry crawler: expired and flushed items reclaimed with no lookup, counted per class" \

@@ -98,6 +98,7 @@ struct worker {
 	int epfd;
 	pthread_t th;
 	bool running;
+	bool dead;		/* (atomic) it failed: hand it nothing more */
 	struct daemon *d;
 	struct conn *conns;
 };
@@ -317,6 +318,8 @@ static void conn_service(struct daemon *d, struct conn *cn)
 			err = conn_read(cn, &progress);
 		if (!err) {
 			lock(d);
+			if (d->nworkers)
+				tick(d);	/* (the main thread's is idle) */
 			conn_account(d, cn);
 			cn->res = mc_process(&cn->mc);
 			unlock(d);
@@ -399,11 +402,12 @@ static void conn_start(struct daemon *d, int fd, unsigned long id, int epfd,
 		unlock(d);
 		free(cn);
 	}
-	close(fd);
 	lock(d);
 	d->srv.c.curr_connections--;
+	d->srv.c.total_connections--;
 	d->srv.c.conn_structures--;
 	unlock(d);
+	reject(d, fd);
 }
 
 /* The main thread's: count the connection, then serve or hand it over. */
@@ -411,6 +415,7 @@ static void conn_new(struct daemon *d, int fd)
 {
 	struct handover h = { .fd = fd };
 	struct worker *w;
+	unsigned int i;
 
 	lock(d);
 	/* RDMA connections being accepted count too (rdma.c). */
@@ -431,12 +436,18 @@ static void conn_new(struct daemon *d, int fd)
 		conn_start(d, fd, h.id, d->epfd, &d->conns);
 		return;
 	}
-	w = &d->workers[d->next_worker++ % d->nworkers];
-	if (write(w->in_w, &h, sizeof(h)) != sizeof(h)) {
-		/* The worker is that far behind (or gone): refuse. */
-		say(1, "<%lu handover: %s\n", h.id, strerror(errno));
+	for (i = 0, w = NULL; i < d->nworkers && !w; i++) {
+		w = &d->workers[d->next_worker++ % d->nworkers];
+		if (__atomic_load_n(&w->dead, __ATOMIC_ACQUIRE))
+			w = NULL;
+	}
+	if (!w || write(w->in_w, &h, sizeof(h)) != sizeof(h)) {
+		/* No worker left, or the next that far behind: refuse. */
+		say(1, "<%lu handover: %s\n", h.id,
+		    w ? strerror(errno) : "no worker thread left");
 		lock(d);
 		d->srv.c.curr_connections--;
+		d->srv.c.total_connections--;
 		d->srv.c.conn_structures--;
 		unlock(d);
 		reject(d, fd);
@@ -505,7 +516,9 @@ static void *worker_main(void *arg)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			say(0, "mrrcd: worker epoll_wait: %s\n", strerror(errno));
+			say(0, "mrrcd: a worker's epoll_wait: %s; its connections closed\n",
+			    strerror(errno));
+			__atomic_store_n(&w->dead, true, __ATOMIC_RELEASE);
 			break;
 		}
 		for (i = 0; i < n; i++) {
@@ -674,10 +687,11 @@ static int setup_timer(struct daemon *d)
 	return ep_set(d, EPOLL_CTL_ADD, &d->timer, EPOLLIN);
 }
 
-/* Enough descriptors for -c connections and our own few. */
-static int raise_nofile(unsigned int maxconns)
+/* Enough descriptors for -c connections, our own few, a worker's 3. */
+static int raise_nofile(unsigned int maxconns, unsigned int threads)
 {
-	rlim_t need = (rlim_t)maxconns + 16 + MAX_LISTEN;
+	rlim_t need = (rlim_t)maxconns + 16 + MAX_LISTEN +
+		      (threads > 1 ? 3 * (rlim_t)threads : 0);
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
@@ -710,11 +724,12 @@ static void on_signal(struct daemon *d)
 /*
  * Every second: the clock, and a slice of the index crawled for expired
  * and flushed items, so that a sweep takes at most about 4 s (up to 2^22
- * slots) and no slice more than 2^20 slots (a few milliseconds).
+ * slots), no slice more than 2^20 slots, taken 4096 at a time so that
+ * the lock is never held long for it.
  */
 static void on_timer(struct daemon *d)
 {
-	uint32_t budget = d->store.nslots / 4;
+	uint32_t budget = d->store.nslots / 4, step;
 	unsigned int n;
 	uint64_t ticks;
 
@@ -726,8 +741,13 @@ static void on_timer(struct daemon *d)
 		budget = 1u << 20;
 	lock(d);
 	tick(d);
-	n = store_crawl(&d->store, budget);
 	unlock(d);
+	for (n = 0; budget; budget -= step) {
+		step = budget < 4096 ? budget : 4096;
+		lock(d);
+		n += store_crawl(&d->store, step);
+		unlock(d);
+	}
 	if (n)
 		say(2, "crawler: %u items reclaimed\n", n);
 }
@@ -977,7 +997,7 @@ int main(int argc, char **argv)
 	err = parse_options(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : 2;
-	if (raise_nofile((unsigned int)o.maxconns))
+	if (raise_nofile((unsigned int)o.maxconns, (unsigned int)o.threads))
 		return 1;
 	err = store_init(&d.store, (size_t)o.mb << 20, (uint32_t)time(NULL));
 	if (err) {

@@ -948,7 +948,7 @@ static void stats_slabs(struct mc_conn *c)
 		 MRRCD_PAGE_SIZE);
 }
 
-/* memcached's per-class lines, of the classes that hold or held items. */
+/* memcached's per-class lines, of the classes with pages or counts. */
 static void stats_items(struct mc_conn *c)
 {
 	struct store *s = c->srv->store;
@@ -971,7 +971,8 @@ static void stats_items(struct mc_conn *c)
 	for (i = 0; i < s->nclasses; i++) {
 		const struct class_stats *cs = &s->classes[i].st;
 
-		if (!cs->number && !cs->total_items)
+		if (!s->classes[i].npages && !cs->number && !cs->total_items &&
+		    !cs->outofmemory && !cs->evicted && !cs->reclaimed)
 			continue;
 		snprintf(name, sizeof(name), "items:%u:number", i);
 		STAT_U64(c, name, cs->number);

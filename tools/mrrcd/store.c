@@ -24,7 +24,8 @@
  * (private, and published in the arena header for readers) and every
  * lookup treats an item they cover as gone; such items are reclaimed like
  * expired ones, when a lookup, a full probe window, the CLOCK hand or a
- * page move comes across them.  Nothing walks the index after start.
+ * page move comes across them, or the crawler (store_crawl(), a slice of
+ * the index a second) does.  No request walks the index.
  *
  * Trust: the heap is published (exported for READ only), so its headers
  * are the daemon's own writing; still, a field read back from it that
@@ -298,17 +299,12 @@ static enum why gone(const struct store *s, const struct mrrcd_item *it)
 	return expired(s, it) ? WHY_EXPIRE : WHY_LIVE;
 }
 
-/* The counters of the class whose page holds the chunk at off. */
-static struct class_stats *class_st(struct store *s, uint64_t off)
-{
-	return &s->classes[s->pages[page_of(s, off)].class_id].st;
-}
-
 static void unlink_slot(struct store *s, uint32_t idx, enum why why)
 {
 	struct slot_priv *p = &s->priv[idx];
 	uint64_t off = p->item_off;
-	struct class_stats *cs = class_st(s, off);
+	/* (the class as commit() recorded it, never the heap's word) */
+	struct class_stats *cs = &s->classes[p->cls].st;
 	const struct mrrcd_item *it = chunk_at(s, off);
 
 	slot_publish(s, idx, 0, 0, 0, fresh_version(s));
@@ -680,7 +676,7 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 
 		idx = (uint32_t)old;
 		s->st.bytes -= s->priv[idx].item_len;
-		class_st(s, old_off)->number--;
+		s->classes[s->priv[idx].cls].st.number--;
 		it->slot = idx;
 		it->version = 2 * cas;
 		item_seal(it);
@@ -704,6 +700,7 @@ static int commit(struct store *s, int64_t old, uint64_t h, const char *key,
 	if (!p->ref)
 		p->ref = 1;
 	p->last = ++s->tick;
+	p->cls = (uint8_t)cls;
 	s->st.bytes += total;
 	s->st.total_items++;
 	s->classes[cls].st.number++;
@@ -933,17 +930,27 @@ unsigned int store_crawl(struct store *s, uint32_t budget)
 	while (budget--) {
 		uint32_t idx = s->crawl_next;
 		const struct slot_priv *p = &s->priv[idx];
+		const struct mrrcd_item *it;
 		enum why why;
 
 		if (++s->crawl_next == s->nslots)
 			s->crawl_next = 0;
 		if (!p->item_off || p->pinned)
 			continue;
+		/*
+		 * Only an item that is where the slot says, in a page of its
+		 * class, claiming the slot back (as chunk_owner() checks):
+		 * nothing else is read as an expiry time or freed.
+		 */
+		it = chunk_at(s, p->item_off);
+		if (s->pages[page_of(s, p->item_off)].class_id != p->cls ||
+		    !it->version || it->slot != idx)
+			continue;
 		s->st.crawler_checked++;
-		why = gone(s, chunk_at(s, p->item_off));
+		why = gone(s, it);
 		if (why == WHY_LIVE)
 			continue;
-		class_st(s, p->item_off)->crawler_reclaimed++;
+		s->classes[p->cls].st.crawler_reclaimed++;
 		unlink_slot(s, idx, why);
 		reclaimed++;
 	}

@@ -24,6 +24,7 @@ struct slot_priv {
 	uint32_t item_len;
 	uint8_t ref;		/* CLOCK chances left: stored (1) or read (3) */
 	uint8_t pinned;		/* being replaced: not to be evicted */
+	uint8_t cls;		/* the item's size class (its counters) */
 };
 
 struct page_meta {
@@ -42,7 +43,7 @@ struct class_stats {
 	uint64_t evicted;	/* live items removed to make room */
 	uint64_t evicted_nonzero;	/* of them, with an expiry time */
 	uint32_t evicted_time;	/* the last one evicted: seconds stored */
-	uint64_t reclaimed;	/* expired or flushed items removed */
+	uint64_t reclaimed;	/* expired or flushed items removed (both) */
 	uint64_t crawler_reclaimed;	/* of them, by store_crawl() */
 	uint64_t outofmemory;	/* stores refused: no chunk to be had */
 };

@@ -382,6 +382,35 @@ remote_fix() {
 	fix remote "$out/pages-r.bin" -M 127.0.0.1:7829
 }
 tap "bm fix over a Redy cache (remote memory), none lost" remote_fix
+# The frame pool's pages in a file with mrrcd's memory in front of it
+# (write-through): over TCP with two threads, then over the module with
+# one-sided GETs and four times the pages (2 MiB), then pages of 1 MiB,
+# which the daemon refuses to store (all read from the file).  Every FIX
+# and the final read of every page, through the daemon, checked.
+"$b/mrrcd" -p 7970 -R $addr -m 4 -v > "$out/fix-mrrcd.log" 2>&1 &
+kvd=$!
+kv_fix() {	# kv_fix NAME TIER ADDR [OPTIONS]: and its summary
+	name=$1 tier=$2 at=$3
+	shift 3
+	"$b/bm" fix -t "$tier" -f "$out/pages-$name.bin" -R "$at" -F 32 -w 20 -s 3 \
+		-K tmpfs "$@" > "$out/$name.json" 2> "$out/$name.err"
+	st=$?
+	cat "$out/$name.json" "$out/$name.err"
+	[ $st = 0 ] && grep -q '"metric":"tier_hit_ratio"' "$out/$name.json"
+}
+mrrcd_fix() {
+	waitfor "$out/fix-mrrcd.log" 'port 7970' || return 1
+	kv_fix kvt mrrcd 127.0.0.1:7970 -x 4 -o 5000 -j 2 &&
+	grep -q 'mrrcd: [1-9][0-9]* pages read from it' "$out/kvt.err" &&
+	kv_fix kvr mrrcd_rdma $addr:7970 -x 16 -o 5000 &&
+	grep -q 'mrrcd (one-sided GETs): [1-9][0-9]* pages read from it, [1-9][0-9]* from the file$' \
+		"$out/kvr.err" &&
+	kv_fix kvb mrrcd 127.0.0.1:7970 -F 4 -x 2 -S 1048576 -o 200 &&
+	grep -q 'mrrcd: 0 pages read from it, [1-9][0-9]* from the file$' "$out/kvb.err" &&
+	kill $kvd && wait $kvd
+}
+tap "bm fix over a file with mrrcd in front (TCP, then RDMA with one-sided GETs, then pages it cannot hold), none lost" \
+	mrrcd_fix
 # The frame pool's pages in a file on another node: bm fserve serves a
 # file of 128 pages through the module, and the pool reads and writes
 # its pages there (FReadF and FPrintF: a request and an answer each).
@@ -498,6 +527,10 @@ refusals() {
 	status 2 "$b/bm" fix -t rfile -f "$out/x" &&
 	status 2 "$b/bm" fix -t rfile -R $addr -S 32768 &&
 	status 1 "$b/bm" fix -t rfile -R 127.0.0.1:1 &&
+	status 2 "$b/bm" fix -t mrrcd -f "$out/x" &&
+	status 2 "$b/bm" fix -t mrrcd -R 127.0.0.1 &&
+	status 2 "$b/bm" fix -t mrrcd -f "$out/x" -R 127.0.0.1 -M 127.0.0.1 &&
+	status 1 "$b/bm" fix -t mrrcd -f "$out/x" -R 127.0.0.1:1 &&
 	status 2 "$b/bm" fserve -a $addr -f "$out/x" &&
 	status 2 "$b/bm" fserve -a $addr -f "$out/x" -s 4096 -I 0 &&
 	status 2 "$b/bm" fprobe -R $addr -I 61 &&
@@ -509,7 +542,7 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 10 -T -Z 5
 }
 tap "bm fix and bm node refuse bad options" refusals
-kill $srv $mgr 2> /dev/null
-wait $srv $mgr
+kill $srv $mgr $kvd 2> /dev/null
+wait $srv $mgr $kvd
 echo "1..$n"
 exit $rc

@@ -465,6 +465,41 @@ static void test_heap_header_bounds(void **state)
 }
 
 /* Classes take pages from each other when the sizes people store change. */
+/* The sum of a counter over the classes, which must equal the store's. */
+static uint64_t class_sum(struct store *s, size_t field)
+{
+	uint64_t sum = 0;
+	uint32_t c;
+
+	for (c = 0; c < s->nclasses; c++)
+		sum += *(uint64_t *)((char *)&s->classes[c].st + field);
+	return sum;
+}
+
+#define CSUM(s, f) class_sum(s, offsetof(struct class_stats, f))
+
+/* No class counts more items than its chunks (a wrapped count would). */
+static void assert_classes_bounded(struct store *s)
+{
+	uint32_t c;
+
+	for (c = 0; c < s->nclasses; c++)
+		assert_true(s->classes[c].st.number <=
+			    (uint64_t)s->classes[c].npages * s->classes[c].per_page);
+}
+
+/* The class of the chunk holding a key's item. */
+static int class_of(struct store *s, const char *k)
+{
+	int64_t off = store_slot_of(s, k, strlen(k));
+	uint64_t item;
+
+	assert_true(off > 0);
+	item = s->priv[(off - MRRCD_HDR_SIZE) / MRRCD_SLOT_SIZE].item_off;
+	return s->pages[(item - (uint64_t)(s->heap - s->arena)) /
+			MRRCD_PAGE_SIZE].class_id;
+}
+
 static void test_page_moves(void **state)
 {
 	struct store *s = *state;
@@ -489,32 +524,11 @@ static void test_page_moves(void **state)
 		assert_true(present(s, key));
 	}
 	assert_true(s->st.page_moves > 0);
+	/* Items evicted by page moves are charged to their own class. */
+	assert_int_equal(CSUM(s, number), s->st.curr_items);
+	assert_int_equal(CSUM(s, evicted), s->st.evictions);
+	assert_classes_bounded(s);
 	free(large);
-}
-
-/* The sum of a counter over the classes, which must equal the store's. */
-static uint64_t class_sum(struct store *s, size_t field)
-{
-	uint64_t sum = 0;
-	uint32_t c;
-
-	for (c = 0; c < s->nclasses; c++)
-		sum += *(uint64_t *)((char *)&s->classes[c].st + field);
-	return sum;
-}
-
-#define CSUM(s, f) class_sum(s, offsetof(struct class_stats, f))
-
-/* The class of the chunk holding a key's item. */
-static int class_of(struct store *s, const char *k)
-{
-	int64_t off = store_slot_of(s, k, strlen(k));
-	uint64_t item;
-
-	assert_true(off > 0);
-	item = s->priv[(off - MRRCD_HDR_SIZE) / MRRCD_SLOT_SIZE].item_off;
-	return s->pages[(item - (uint64_t)(s->heap - s->arena)) /
-			MRRCD_PAGE_SIZE].class_id;
 }
 
 /*
@@ -556,6 +570,7 @@ static void test_class_stats(void **state)
 	assert_true(s->st.evictions > 0);
 	assert_int_equal(CSUM(s, number), s->st.curr_items);
 	assert_int_equal(CSUM(s, evicted), s->st.evictions);
+	assert_classes_bounded(s);
 	assert_true(CSUM(s, evicted_nonzero) > 0);
 	assert_true(CSUM(s, evicted_nonzero) < CSUM(s, evicted));
 	snprintf(key, sizeof(key), "f%u", i - 1);
@@ -592,8 +607,9 @@ static void test_crawl(void **state)
 	store_clock(s, NOW + 5);
 	/* Slices: a sweep in four, each slot looked at once. */
 	before = s->st.crawler_checked;
-	for (i = 0; i < 4; i++)
-		got += store_crawl(s, s->nslots / 4 + 1);
+	for (i = 0; i < 3; i++)
+		got += store_crawl(s, s->nslots / 4);
+	got += store_crawl(s, s->nslots - 3 * (s->nslots / 4));
 	assert_int_equal(got, n - (n + 2) / 3);
 	assert_int_equal(s->st.crawler_checked - before, n);
 	assert_int_equal(s->st.curr_items, (n + 2) / 3);
