@@ -147,6 +147,17 @@ static void unlock(struct daemon *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/* For rdma.c, which drops the lock while it pins the arena. */
+static void lock_cb(void *arg)
+{
+	lock(arg);
+}
+
+static void unlock_cb(void *arg)
+{
+	unlock(arg);
+}
+
 /* Under d->lock. */
 static void tick(struct daemon *d)
 {
@@ -1051,6 +1062,9 @@ int main(int argc, char **argv)
 			teardown(&d);
 			return 1;
 		}
+		d.rdma.unlock = unlock_cb;
+		d.rdma.relock = lock_cb;
+		d.rdma.lock_arg = &d;
 		d.mrrc.kind = EV_MRRC;
 		d.mrrc.fd = d.rdma.fd;
 		if (ep_set(&d, EPOLL_CTL_ADD, &d.mrrc, EPOLLIN)) {

@@ -355,23 +355,33 @@ static size_t rc_export(struct rdma_srv *r, struct rconn *rc, char *out,
 	struct rc_part part[RC_MAX_EXPORTS];
 	unsigned int nsegs[RC_MAX_EXPORTS], nparts, i, j, total = 0;
 	size_t n = 0;
+	int err = 0;
 
 	rc->nx = 0;
 	nparts = rc_parts(r->store, part);
 	if (!nparts)
 		return rc_no_export(r, rc, out, cap, "arena in too many parts");
-	for (i = 0; i < nparts; i++) {
-		int err;
-
+	/*
+	 * Pinning the arena can take a while: the caller's other threads
+	 * go on meanwhile.  Its place and size never change, and what the
+	 * module pins is pages, not what they hold.
+	 */
+	if (r->unlock)
+		r->unlock(r->lock_arg);
+	for (i = 0; i < nparts && !err; i++) {
 		nsegs[i] = MRRC_EXPORT_SEGS;
 		err = mrrc_export(r->fd, r->store->arena + part[i].off,
 				  part[i].len, part[i].access, &rc->id, 1,
 				  segs[i], &nsegs[i], &rc->xid[i]);
-		if (err)
-			return rc_no_export(r, rc, out, cap, strerror(-err));
-		rc->nx++;
-		total += nsegs[i];
+		if (!err) {
+			rc->nx++;
+			total += nsegs[i];
+		}
 	}
+	if (r->relock)
+		r->relock(r->lock_arg);
+	if (err)
+		return rc_no_export(r, rc, out, cap, strerror(-err));
 	if (total > KV_MAX_SEGS)
 		return rc_no_export(r, rc, out, cap, "too many segments");
 	r->srv->c.rdma_exports += nparts;

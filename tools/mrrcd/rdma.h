@@ -26,6 +26,14 @@ struct rdma_srv {
 	struct rconn *zombies;	/* destroyed, operations still to complete */
 	unsigned int accepting;	/* accepted, not established: count in -c */
 	uint64_t next_gen;	/* tells this connection's completions apart */
+	/*
+	 * The caller's lock over the store and srv, which rdma_service()
+	 * is called under: dropped while the arena is exported (pinned)
+	 * for a new connection, which touches neither.  NULL: no lock.
+	 */
+	void (*unlock)(void *arg);
+	void (*relock)(void *arg);
+	void *lock_arg;
 };
 
 /*
@@ -34,7 +42,8 @@ struct rdma_srv {
  */
 int rdma_start(struct rdma_srv *r, struct mc_server *srv, struct store *st,
 	       const char *dev, const char *addr, unsigned int port);
-/* Harvest completions and events, answer what they bring. */
+/* Harvest completions and events, answer what they bring (the caller's
+ * lock held, see above; it is dropped and taken again inside). */
 void rdma_service(struct rdma_srv *r);
 /* Destroy every connection and close the file. */
 void rdma_stop(struct rdma_srv *r);
