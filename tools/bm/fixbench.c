@@ -508,7 +508,7 @@ int cmd_fix(int argc, char **argv)
 	struct run r = {
 		.fs = "unknown", .mgr = "127.0.0.1", .mgr_port = 7729,
 		.frames = 256, .page_size = 4096, .ws = 4, .write_pct = 10,
-		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1, .rf_port = 7960,
+		.theta = 0.99, .ops = 100000, .seed = 1, .fd = -1,
 		.threads = 1, .tier_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	struct bm_tier tier = { .read = tier_read, .write = tier_write, .arg = &r };
@@ -581,10 +581,11 @@ int cmd_fix(int argc, char **argv)
 	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf && !kv) ||
 	    (rf && r.page_size > RFILE_DATA_MAX) || r.threads > r.ops)
 		usage();
+	if (!r.rf_port)		/* -R's port unless given: the tier's */
+		r.rf_port = kv ? 11211 : 7960;
 	if (kv) {
-		/* -R's default port is the file server's: mrrcd's is 11211 */
 		r.kv_addr = r.rf_addr;
-		r.kv_port = r.rf_port == 7960 ? 11211 : r.rf_port;
+		r.kv_port = r.rf_port;
 		r.rf_addr = NULL;
 	}
 	bench_init(PROG, dev);
@@ -622,7 +623,7 @@ int cmd_fix(int argc, char **argv)
 			 (long long)now.tv_sec, now.tv_nsec);
 		r.kv = calloc(1, sizeof(*r.kv));
 		err = !r.kv ? -ENOMEM : strcmp(r.tier, "mrrcd") ?
-		      kvc_connect_rdma(r.kv, dev, r.kv_addr, r.kv_port) :
+		      kvc_connect_rdma(r.kv, bench_device(dev), r.kv_addr, r.kv_port) :
 		      kvc_connect_tcp(r.kv, r.kv_addr, r.kv_port);
 		if (err) {
 			fprintf(stderr, PROG ": mrrcd at %s:%u: %s\n", r.kv_addr, r.kv_port,

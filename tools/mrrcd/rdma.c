@@ -341,6 +341,28 @@ static size_t rc_no_export(struct rdma_srv *r, struct rconn *rc, char *out,
 				KV_BANNER_VERSION, r->store->arena_size);
 }
 
+/* Parts *i on, counted in rc->nx and *total; -errno at the first refused. */
+static int rc_export_from(struct rdma_srv *r, struct rconn *rc,
+			  const struct rc_part *part, unsigned int nparts,
+			  struct mrrc_seg (*segs)[MRRC_EXPORT_SEGS],
+			  unsigned int *nsegs, unsigned int *i,
+			  unsigned int *total)
+{
+	for (; *i < nparts; (*i)++) {
+		int err;
+
+		nsegs[*i] = MRRC_EXPORT_SEGS;
+		err = mrrc_export(r->fd, r->store->arena + part[*i].off,
+				  part[*i].len, part[*i].access, &rc->id, 1,
+				  segs[*i], &nsegs[*i], &rc->xid[*i]);
+		if (err)
+			return err;
+		rc->nx++;
+		*total += nsegs[*i];
+	}
+	return 0;
+}
+
 /*
  * Export the arena to this connection alone: the header and the index,
  * then the heap, for READ only; the access counters for READ and atomics,
@@ -364,22 +386,20 @@ static size_t rc_export(struct rdma_srv *r, struct rconn *rc, char *out,
 	/*
 	 * Pinning the arena can take a while: the caller's other threads
 	 * go on meanwhile.  Its place and size never change, and what the
-	 * module pins is pages, not what they hold.
+	 * module pins is pages, not what they hold; but a page they fault
+	 * in meanwhile (a heap page's first store) makes the module give
+	 * up on that part (-EAGAIN): it and the rest are then pinned with
+	 * them held off.
 	 */
+	i = 0;
 	if (r->unlock)
 		r->unlock(r->lock_arg);
-	for (i = 0; i < nparts && !err; i++) {
-		nsegs[i] = MRRC_EXPORT_SEGS;
-		err = mrrc_export(r->fd, r->store->arena + part[i].off,
-				  part[i].len, part[i].access, &rc->id, 1,
-				  segs[i], &nsegs[i], &rc->xid[i]);
-		if (!err) {
-			rc->nx++;
-			total += nsegs[i];
-		}
-	}
+	err = rc_export_from(r, rc, part, nparts, segs, nsegs, &i, &total);
 	if (r->relock)
 		r->relock(r->lock_arg);
+	if (err == -EAGAIN && r->unlock)
+		err = rc_export_from(r, rc, part, nparts, segs, nsegs, &i,
+				     &total);
 	if (err)
 		return rc_no_export(r, rc, out, cap, strerror(-err));
 	if (total > KV_MAX_SEGS)

@@ -30,6 +30,8 @@ struct rdma_srv {
 	 * The caller's lock over the store and srv, which rdma_service()
 	 * is called under: dropped while the arena is exported (pinned)
 	 * for a new connection, which touches neither.  NULL: no lock.
+	 * rdma_service() is one thread's (the lock held once, not
+	 * recursive), as is everything here.
 	 */
 	void (*unlock)(void *arg);
 	void (*relock)(void *arg);

@@ -401,13 +401,13 @@ kv_fix() {	# kv_fix NAME TIER ADDR [OPTIONS]: and its summary
 mrrcd_fix() {
 	waitfor "$out/fix-mrrcd.log" 'port 7970' || return 1
 	kv_fix kvt mrrcd 127.0.0.1:7970 -x 4 -o 5000 -j 2 &&
-	grep -q 'mrrcd: [1-9][0-9]* pages read from it' "$out/kvt.err" &&
+	grep -q 'mrrcd: [1-9][0-9]* pages read from it, [1-9][0-9]* from the file$' "$out/kvt.err" &&
 	kv_fix kvr mrrcd_rdma $addr:7970 -x 16 -o 5000 &&
 	grep -q 'mrrcd (one-sided GETs): [1-9][0-9]* pages read from it, [1-9][0-9]* from the file$' \
 		"$out/kvr.err" &&
 	kv_fix kvb mrrcd 127.0.0.1:7970 -F 4 -x 2 -S 1048576 -o 200 &&
 	grep -q 'mrrcd: 0 pages read from it, [1-9][0-9]* from the file$' "$out/kvb.err" &&
-	kill $kvd && wait $kvd
+	kill $kvd && wait $kvd && kvd=
 }
 tap "bm fix over a file with mrrcd in front (TCP, then RDMA with one-sided GETs, then pages it cannot hold), none lost" \
 	mrrcd_fix
