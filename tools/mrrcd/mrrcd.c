@@ -382,6 +382,26 @@ static void reject(struct daemon *d, int fd)
 }
 
 /*
+ * Take back what conn_new() counted for a connection that was never
+ * served: it was refused after all, or the daemon stopped first.
+ */
+static void conn_uncount(struct daemon *d)
+{
+	lock(d);
+	d->srv.c.curr_connections--;
+	d->srv.c.total_connections--;
+	d->srv.c.conn_structures--;
+	unlock(d);
+}
+
+/* A counted connection that cannot be served: uncounted and refused. */
+static void conn_refuse(struct daemon *d, int fd)
+{
+	conn_uncount(d);
+	reject(d, fd);
+}
+
+/*
  * A connection the counters already count, served from now on by the
  * thread of epfd and head (the one calling); on failure it is uncounted.
  */
@@ -413,12 +433,7 @@ static void conn_start(struct daemon *d, int fd, unsigned long id, int epfd,
 		unlock(d);
 		free(cn);
 	}
-	lock(d);
-	d->srv.c.curr_connections--;
-	d->srv.c.total_connections--;
-	d->srv.c.conn_structures--;
-	unlock(d);
-	reject(d, fd);
+	conn_refuse(d, fd);
 }
 
 /* The main thread's: count the connection, then serve or hand it over. */
@@ -456,12 +471,7 @@ static void conn_new(struct daemon *d, int fd)
 		/* No worker left, or the next that far behind: refuse. */
 		say(1, "<%lu handover: %s\n", h.id,
 		    w ? strerror(errno) : "no worker thread left");
-		lock(d);
-		d->srv.c.curr_connections--;
-		d->srv.c.total_connections--;
-		d->srv.c.conn_structures--;
-		unlock(d);
-		reject(d, fd);
+		conn_refuse(d, fd);
 	}
 }
 
@@ -597,10 +607,7 @@ static void workers_stop(struct daemon *d)
 		while (w->inbox.fd >= 0 &&
 		       read(w->inbox.fd, &h, sizeof(h)) == sizeof(h)) {
 			close(h.fd);
-			lock(d);
-			d->srv.c.curr_connections--;
-			d->srv.c.conn_structures--;
-			unlock(d);
+			conn_uncount(d);
 		}
 		if (w->inbox.fd >= 0)
 			close(w->inbox.fd);
