@@ -489,6 +489,40 @@ def t_bm_fix(datadir):
                  body) + where(rows)
 
 
+def t_bm_fix_mrrcd(datadir):
+    """The frame pool over the host's 9p file with mrrcd in front of it
+    (BENCH=bm, `bm fix -t mrrcd|mrrcd_rdma`), against the 9p file alone
+    and the Redy cache in the same run (data/bm-mrrcd.jsonl, the `bm fix`
+    lines of a later run than bm.jsonl's): FIX + UNFIX per second, p99
+    FIX, and the share of the pool's reads the daemon served."""
+    rows = [r for r in load(datadir, "bm-mrrcd") if "tier" in r and r.get("threads", 1) == 1]
+    body = []
+    for ws in sorted({r["ws_factor"] for r in rows if r["tier"].startswith("mrrcd")}):
+        def v(metric, tier, fs):
+            return pick(rows, metric=metric, tier=tier, file=fs, ws_factor=ws)
+        pages = next(r["pages"] for r in rows if r["ws_factor"] == ws)
+        cells = [f"{ws}× ({pages})"]
+        for t in (("file", "9p"), ("mrrcd", "9p"), ("mrrcd_rdma", "9p"),
+                  ("remote", "none")):
+            ops, p99 = (v(m, *t) for m in ("throughput_ops", "fix_p99_us"))
+            cells.append("—" if ops is None else grouped(ops))
+            cells.append("—" if p99 is None else f"{p99:.0f}")
+            if t[0].startswith("mrrcd"):
+                share = v("tier_hit_ratio", *t)
+                cells.append("—" if share is None else f"{100 * share:.0f} %")
+        nine = v("throughput_ops", "file", "9p")
+        for t in (("mrrcd", "9p"), ("mrrcd_rdma", "9p"), ("remote", "none")):
+            cells.append(ratio(v("throughput_ops", *t), nine))
+        body.append(cells)
+    if not body:
+        raise DataError("bm: no `bm fix -t mrrcd` lines")
+    return table(["working set (pages)", "9p file ops/s", "p99 µs",
+                  "+ mrrcd TCP ops/s", "p99 µs", "from mrrcd",
+                  "+ mrrcd one-sided ops/s", "p99 µs", "from mrrcd",
+                  "Redy ops/s", "p99 µs", "TCP ÷ 9p", "one-sided ÷ 9p",
+                  "Redy ÷ 9p"], body) + where(rows)
+
+
 def t_bm_fix_threads(datadir):
     """The frame pool shared by several threads (`bm fix -j`): FIX + UNFIX
     per second and p99 FIX latency per tier at one working set, one
@@ -576,7 +610,7 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
 

@@ -55,6 +55,12 @@
 #                           has one configuration, one-sided with one
 #                           connection, batch and depth 1 (a FIX waits
 #                           for one page)
+#   tier mrrcd, file 9p     the 9p file with an mrrcd (-m 64, on the same
+#                           node) in front of it, over TCP: write-through,
+#                           a page the daemon has is read from it
+#                           (tier_hit_ratio: the share of the frame
+#                           pool's reads the daemon served)
+#   tier mrrcd_rdma, file 9p  the same over rxe0, GETs one-sided
 #
 #   throughput_ops, fix_p99_us, fix_p50_us, fix_mean_us, hit_ratio (keys
 #   tier, file, frames, pages, ws_factor, page_size, write_pct,
@@ -196,9 +202,18 @@ fix_bench() {
 		[ $k -lt 100 ] || { cat $out/fserve.log >&2; kill $srv $mgr $fsrv; return 1; }
 		sleep 0.1
 	done
+	build/tools/mrrcd -p 7970 -R $addr -m 64 -v > $out/mrrcd.log 2>&1 &
+	kvd=$!
+	k=0
+	until grep -q 'port 7970' $out/mrrcd.log; do
+		k=$((k + 1))
+		[ $k -lt 600 ] || { cat $out/mrrcd.log >&2; kill $srv $mgr $fsrv $kvd; return 1; }
+		sleep 0.1
+	done
 	mkdir -p build/tmp
 	for ws in 2 4 8; do
-		for t in tmpfs 9p rfile rfile_rdma rfile_rdma_rw remote; do
+		for t in tmpfs 9p rfile rfile_rdma rfile_rdma_rw remote mrrcd \
+			mrrcd_rdma; do
 			case $t in
 			tmpfs) set -- -t file -f $out/pages.bin -K tmpfs ;;
 			9p) set -- -t file -f build/tmp/bm-pages.bin -K 9p ;;
@@ -207,6 +222,10 @@ fix_bench() {
 			rfile_rdma_rw) set -- -t rfile_rdma_rw -R $addr:7960 -K tmpfs ;;
 			remote) set -- -t remote -f $out/pages-r.bin -K none \
 				-M 127.0.0.1:7929 ;;
+			mrrcd) set -- -t mrrcd -f build/tmp/bm-pages-m.bin -K 9p \
+				-R 127.0.0.1:7970 ;;
+			mrrcd_rdma) set -- -t mrrcd_rdma -f build/tmp/bm-pages-m.bin \
+				-K 9p -R $addr:7970 ;;
 			esac
 			$b/bm fix "$@" -F "$frames" -x $ws -w 10 -o "$fops" -s 1 ||
 				return 1
@@ -220,10 +239,10 @@ fix_bench() {
 			esac
 		done
 	done
-	rm -f build/tmp/bm-pages.bin
-	kill $srv $mgr $fsrv 2> /dev/null || :
-	wait $srv $mgr $fsrv || :
-	cat $out/fserve.log >&2
+	rm -f build/tmp/bm-pages.bin build/tmp/bm-pages-m.bin
+	kill $srv $mgr $fsrv $kvd 2> /dev/null || :
+	wait $srv $mgr $fsrv $kvd || :
+	cat $out/fserve.log $out/mrrcd.log >&2
 }
 fix_bench
 kernel=${MRRC_KVER:-$(uname -r)}

@@ -19,6 +19,9 @@
 #                       delivered
 #   bm-fix.png          the buffer manager's FIX throughput and p99
 #                       latency against the working set, per tier
+#   bm-fix-mrrcd.png    the same for the host's 9p file alone and with
+#                       mrrcd in front (TCP, one-sided GETs), and the
+#                       Redy cache, from one later run (bm-mrrcd.jsonl)
 #
 # usage: plot-bench.sh [DATADIR [OUTDIR]]   (default: Documentation/data,
 #                                            build/doc/figures)
@@ -130,6 +133,14 @@ for name, tier, fs in (("tmpfs", "file", "tmpfs"), ("9p", "file", "9p"),
     for metric in ("throughput_ops", "fix_p99_us"):
         put(f"bm-{metric}-{name}",
             [(r["ws_factor"], r["value"]) for r in bm
+             if r["metric"] == metric and r.get("tier") == tier
+             and r.get("file") == fs and r.get("threads", 1) == 1])
+bmk = load("bm-mrrcd")
+for name, tier, fs in (("9p", "file", "9p"), ("mrrcd", "mrrcd", "9p"),
+                       ("mrrcd_rdma", "mrrcd_rdma", "9p"), ("remote", "remote", "none")):
+    for metric in ("throughput_ops", "fix_p99_us"):
+        put(f"bmk-{metric}-{name}",
+            [(r["ws_factor"], r["value"]) for r in bmk
              if r["metric"] == metric and r.get("tier") == tier
              and r.get("file") == fs and r.get("threads", 1) == 1])
 
@@ -284,17 +295,19 @@ plot "$tmp/redy-slo-tput-plan" title "planned for the noise" pt 7, \
 unset multiplot
 GP
 fi
+# the x axis of the frame pool's figures: the working set
+wsaxis='set style data linespoints
+set xlabel "working set (× the frames)"
+set xtics ("2" 2, "4" 4, "8" 8)
+set logscale x 2
+set xrange [1.7:9.5]'
 if [ -s "$tmp/bm-throughput_ops-remote" ]; then
 	gnuplot <<GP
 $style
 set terminal pngcairo size 1000,420 noenhanced font ",10"
 set output "$out/bm-fix.png"
 set multiplot layout 1,2 title "The buffer manager's frame pool: Zipf 0.99, 10 % writes, 256 frames (BENCH=bm)"
-set style data linespoints
-set xlabel "working set (× the frames)"
-set xtics ("2" 2, "4" 4, "8" 8)
-set logscale x 2
-set xrange [1.7:9.5]
+$wsaxis
 set key bottom left
 set title "FIX + UNFIX per second"
 set ylabel "ops/s"
@@ -316,6 +329,33 @@ plot "$tmp/bm-fix_p99_us-tmpfs" title "file in the guest's memory (tmpfs)" pt 6,
      "$tmp/bm-fix_p99_us-rfile_rdma" title "the same, read with RDMA READ" pt 3, \
      "$tmp/bm-fix_p99_us-rfile_rdma_rw" title "the same, RDMA READ and WRITE" pt 8, \
      "$tmp/bm-fix_p99_us-remote" title "Redy cache (remote memory, rxe)" pt 7 lw 2
+unset multiplot
+GP
+fi
+if [ -s "$tmp/bmk-throughput_ops-mrrcd" ]; then
+	gnuplot <<GP
+$style
+set terminal pngcairo size 1000,420 noenhanced font ",10"
+set output "$out/bm-fix-mrrcd.png"
+set multiplot layout 1,2 title "The frame pool over the host's 9p file, with and without mrrcd in front (BENCH=bm)"
+$wsaxis
+set key top right
+set title "FIX + UNFIX per second"
+set ylabel "ops/s"
+set yrange [0:28000]
+plot "$tmp/bmk-throughput_ops-9p" title "9p file alone" pt 4, \
+     "$tmp/bmk-throughput_ops-mrrcd" title "9p file, mrrcd in front (TCP)" pt 12, \
+     "$tmp/bmk-throughput_ops-mrrcd_rdma" title "9p file, mrrcd in front (rxe, one-sided GETs)" pt 13, \
+     "$tmp/bmk-throughput_ops-remote" title "Redy cache (rxe)" pt 7
+set title "p99 FIX latency"
+set key top right
+set ylabel "µs"
+set logscale y
+set yrange [100:1e6]
+plot "$tmp/bmk-fix_p99_us-9p" title "9p file alone" pt 4, \
+     "$tmp/bmk-fix_p99_us-mrrcd" title "9p file, mrrcd in front (TCP)" pt 12, \
+     "$tmp/bmk-fix_p99_us-mrrcd_rdma" title "9p file, mrrcd in front (rxe, one-sided GETs)" pt 13, \
+     "$tmp/bmk-fix_p99_us-remote" title "Redy cache (rxe)" pt 7
 unset multiplot
 GP
 fi

@@ -69,6 +69,10 @@ struct run {
 	char kv_prefix[48];		/* this run's keys: PREFIX:PAGE */
 	bool kv_off;			/* given up: the file alone from then */
 	uint64_t kv_hits, kv_misses;
+	uint64_t kv_torn;	/* one-sided GETs torn for good: GET instead */
+	uint32_t *kv_wseq;	/* per page: writes so far, its copy's flags */
+	uint64_t kv_stale;	/* copies found with older flags: not used */
+	bool kv_keep_stale;	/* -D (tests): writes leave the copy alone */
 	unsigned int threads;		/* -j: FIXing at once */
 	/* a Redy cache, and each connection to a file server, one thread's */
 	pthread_mutex_t tier_lock, rf_lock[RF_CONNS];
@@ -175,22 +179,37 @@ static void kv_give_up(struct run *r, const char *what, int err)
  * that fails (and if that fails too, the daemon is not asked again: a
  * copy it may still hold is never read).  A read the daemon has is not
  * read from the file; a miss (never stored, or evicted) is, and stored.
+ * Each copy carries, as its flags, how many times the page had been
+ * written when it was stored: a copy with other flags (a SET the daemon
+ * acknowledged and lost, an old copy served again) is not used, and is
+ * replaced from the file.  A copy with the right flags and wrong bytes
+ * is caught by the run's own check of every page it reads.
  */
 static int kv_io(struct run *r, bool write, uint64_t page, void *buf)
 {
 	const char *val;
+	uint32_t flags;
 	char key[80];
 	size_t len;
 	int err;
 
 	snprintf(key, sizeof(key), "%s:%" PRIu64, r->kv_prefix, page);
 	if (!write && !r->kv_off) {
-		err = r->kv->rem_ok ? kvc_oget(r->kv, key, &val, &len, NULL) :
-				      kvc_get(r->kv, key, &val, &len, NULL);
-		if (!err && len == r->page_size) {
+		err = r->kv->rem_ok ? kvc_oget(r->kv, key, &val, &len, &flags) :
+				      kvc_get(r->kv, key, &val, &len, &flags);
+		if (err == -EAGAIN && r->kv->rem_ok) {
+			/* Torn every time (SETs racing): ask the daemon. */
+			r->kv_torn++;
+			err = kvc_get(r->kv, key, &val, &len, &flags);
+		}
+		if (!err && len == r->page_size && flags == r->kv_wseq[page]) {
 			memcpy(buf, val, len);
 			r->kv_hits++;
 			return 0;
+		}
+		if (!err && len == r->page_size) {
+			r->kv_stale++;	/* an older copy: the file's, then */
+			err = -ENOENT;
 		}
 		if (!err)
 			err = -EPROTO;	/* not a page of this run's */
@@ -198,10 +217,13 @@ static int kv_io(struct run *r, bool write, uint64_t page, void *buf)
 			kv_give_up(r, "a GET", err);
 		r->kv_misses++;
 	}
+	if (write)
+		r->kv_wseq[page]++;
 	err = page_io(r, write, page, buf);
-	if (err || r->kv_off)
+	if (err || r->kv_off || (write && r->kv_keep_stale))
 		return err;
-	err = kvc_store(r->kv, "set", key, buf, r->page_size, 0, 0);
+	err = kvc_store(r->kv, "set", key, buf, r->page_size,
+			r->kv_wseq[page], 0);
 	if (err) {
 		int e = kvc_delete(r->kv, key);
 
@@ -499,7 +521,7 @@ static void usage(void)
 		"   the mrrcd at ADDR, PORT 11211, in front, over TCP; mrrcd_rdma:\n"
 		"   over the module, GETs one-sided)\n"
 		"              [-S PAGE_SIZE] [-x WS_FACTOR] [-w WRITE_PCT] [-z THETA]\n"
-		"              [-o OPS] [-s SEED] [-j THREADS] [-K FS_NAME] [-L]\n");
+		"              [-o OPS] [-s SEED] [-j THREADS] [-K FS_NAME] [-L] [-D]\n");
 	exit(2);
 }
 
@@ -519,7 +541,7 @@ int cmd_fix(int argc, char **argv)
 	bool mgr_set = false, rf, kv;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:j:K:L")) != -1) {
+	while ((c = getopt(argc, argv, "t:f:M:R:d:F:S:x:w:z:o:s:j:K:LD")) != -1) {
 		switch (c) {
 		case 't':
 			r.tier = optarg;
@@ -567,6 +589,9 @@ int cmd_fix(int argc, char **argv)
 		case 'L':
 			r.lose_writes = true;
 			break;
+		case 'D':
+			r.kv_keep_stale = true;
+			break;
 		default:
 			usage();
 		}
@@ -579,7 +604,8 @@ int cmd_fix(int argc, char **argv)
 	    (kv ? !r.path || !r.rf_addr || mgr_set :
 	     !rf ? !r.path || r.rf_addr : !r.rf_addr || r.path || mgr_set) ||
 	    (strcmp(r.tier, "file") && strcmp(r.tier, "remote") && !rf && !kv) ||
-	    (rf && r.page_size > RFILE_DATA_MAX) || r.threads > r.ops)
+	    (rf && r.page_size > RFILE_DATA_MAX) || r.threads > r.ops ||
+	    (r.kv_keep_stale && !kv))
 		usage();
 	if (!r.rf_port)		/* -R's port unless given: the tier's */
 		r.rf_port = kv ? 11211 : 7960;
@@ -622,7 +648,8 @@ int cmd_fix(int argc, char **argv)
 		snprintf(r.kv_prefix, sizeof(r.kv_prefix), "bm.%d.%lld.%ld", (int)getpid(),
 			 (long long)now.tv_sec, now.tv_nsec);
 		r.kv = calloc(1, sizeof(*r.kv));
-		err = !r.kv ? -ENOMEM : strcmp(r.tier, "mrrcd") ?
+		r.kv_wseq = calloc(r.pages, sizeof(*r.kv_wseq));
+		err = !r.kv || !r.kv_wseq ? -ENOMEM : strcmp(r.tier, "mrrcd") ?
 		      kvc_connect_rdma(r.kv, bench_device(dev), r.kv_addr, r.kv_port) :
 		      kvc_connect_tcp(r.kv, r.kv_addr, r.kv_port);
 		if (err) {
@@ -683,6 +710,12 @@ int cmd_fix(int argc, char **argv)
 		fprintf(stderr, PROG ": mrrcd%s: %" PRIu64 " pages read from it, %" PRIu64
 			" from the file%s\n", r.kv->rem_ok ? " (one-sided GETs)" : "",
 			r.kv_hits, r.kv_misses, r.kv_off ? " (it failed)" : "");
+		if (r.kv_stale)
+			fprintf(stderr, PROG ": mrrcd: %" PRIu64 " stale copies found"
+				" (older flags), read from the file\n", r.kv_stale);
+		if (r.kv_torn)
+			fprintf(stderr, PROG ": mrrcd: %" PRIu64 " one-sided GETs torn"
+				" every time, asked for two-sided\n", r.kv_torn);
 		emit(&r, "tier_hit_ratio", r.kv_hits + r.kv_misses ?
 		     (double)r.kv_hits / (double)(r.kv_hits + r.kv_misses) : 0, "ratio");
 	}
@@ -706,5 +739,6 @@ out:
 	}
 	free(lat);
 	free(r.version);
+	free(r.kv_wseq);
 	return err ? 1 : 0;
 }

@@ -125,6 +125,45 @@ check "-t 4: hostile clients, every key stored first checked at the end" \
 	mrrcd_run -t 4 -m 64 -- "$mrrcd_t/hostile.py"
 check "-t 4: mrrckv fill and load, four clients' values checked" \
 	mrrcd_run -t 4 -m 16 -- bash -c mrrcd_load
+# -vv: each request line logged (written after the store's lock is let
+# go), from two worker threads, seen while the connection is still open
+# (not written only when it closes); the binary protocol's refusal too.
+mrrcd_vv() {
+	/usr/bin/python3 - "$MRRCD_PORT" "$MRRCD_LOG" <<'PY'
+import re, socket, sys, time
+port, log = int(sys.argv[1]), sys.argv[2]
+
+def logged(pattern):
+    for _ in range(100):
+        with open(log, "rb") as f:
+            if re.search(pattern, f.read(), re.M):
+                return
+        time.sleep(0.1)
+    sys.exit("not logged: %r\n%s" % (pattern, open(log).read()))
+
+for key in (b"vv-a", b"vv-b"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"set " + key + b" 0 0 1\r\nx\r\nget " + key + b"\r\n")
+    want = b"STORED\r\nVALUE " + key + b" 0 1\r\nx\r\nEND\r\n"
+    got = b""
+    while len(got) < len(want):
+        part = s.recv(4096)
+        assert part, got
+        got += part
+    assert got == want, got
+    logged(rb"^<\d+ set " + key + rb" 0 0 1$")
+    logged(rb"^<\d+ get " + key + rb"$")
+    s.close()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(b"\x80\x01\x00\x00")
+assert s.recv(16) == b""
+logged(rb"^<\d+ binary protocol request: closing$")
+PY
+}
+export -f mrrcd_vv
+check "-vv -t 2: request lines logged from worker threads" \
+	mrrcd_run -vv -t 2 -- bash -c mrrcd_vv
+
 # The same under ThreadSanitizer: any data race ends the daemon with
 # status 66, which fails the check (with-mrrcd.sh wants 0 on SIGTERM).
 check "mrrcd -t 4 builds with ThreadSanitizer" make -s mrrcd-tsan
@@ -134,6 +173,8 @@ mrrcd_tsan() {	# mrrcd_tsan OPTIONS... -- COMMAND...
 }
 check "-t 4 under ThreadSanitizer: mrrckv load and hostile clients, no race" \
 	mrrcd_tsan -t 4 -m 64 -- bash -c 'mrrcd_load && "$0"' "$mrrcd_t/hostile.py"
+check "-vv -t 2 under ThreadSanitizer: logs written without the lock, no race" \
+	mrrcd_tsan -vv -t 2 -- bash -c mrrcd_vv
 check "connection limit -c 8: the ninth refused, then room again" \
 	mrrcd_run -c 8 -- "$mrrcd_t/hostile.py" maxconns 8
 check "-t 4 -c 8: the ninth refused, then room again" \

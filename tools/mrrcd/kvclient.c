@@ -217,7 +217,9 @@ static int kvc_poll(struct kvc *k, uint64_t seq, bool *done, int *status)
 		unsigned int slot = c[i].wr_id & 0xff;
 
 		if (c[i].opcode == MRRC_OP_EVENT) {
-			if (c[i].event != MRRC_EVENT_ESTABLISHED)
+			/* (not of an address the connect tried before) */
+			if (c[i].conn == k->conn &&
+			    c[i].event != MRRC_EVENT_ESTABLISHED)
 				k->dead = true;
 			continue;
 		}
@@ -430,7 +432,8 @@ static int wait_established(struct kvc *k)
 				return -ETIMEDOUT;
 			continue;
 		}
-		if (c.opcode != MRRC_OP_EVENT)
+		/* (or an event of an address tried before) */
+		if (c.opcode != MRRC_OP_EVENT || c.conn != k->conn)
 			continue;
 		if (c.event == MRRC_EVENT_ESTABLISHED)
 			return 0;
@@ -492,7 +495,7 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 {
 	struct mrrc_dev_info devs[8];
 	unsigned int n = 8, i;
-	struct addrinfo *res;
+	struct addrinfo *res, *ai;
 	int err;
 
 	init(k, KVC_RDMA);
@@ -513,9 +516,18 @@ int kvc_connect_rdma(struct kvc *k, const char *dev, const char *host,
 	err = resolve(host, port, &res);
 	if (err)
 		goto fail;
-	err = mrrc_connect(k->fd, res->ai_addr, NULL, 5000, 0, &k->conn);
+	/* Each address in turn, as over TCP; the last one's error. */
+	err = -ECONNREFUSED;
+	for (ai = res; ai; ai = ai->ai_next) {
+		err = mrrc_connect(k->fd, ai->ai_addr, NULL, 5000, 0, &k->conn);
+		if (err)
+			continue;
+		err = wait_established(k);
+		if (!err)
+			break;
+		mrrc_destroy(k->fd, k->conn);
+	}
 	freeaddrinfo(res);
-	err = err ?: wait_established(k);
 	if (err)
 		goto fail;
 	k->rbuf = aligned_alloc(4096, KV_RECV_DEPTH * KV_MSG_SIZE);
@@ -1012,9 +1024,13 @@ int kvc_oget(struct kvc *k, const char *key, const char **val, size_t *len,
 	}
 	if (err)
 		return err;
-	err = count_read(k, it.counter_off);
-	if (err)
-		return err;
+	/*
+	 * The value was read and checked: recency is advice to the daemon,
+	 * and a failed update of it is counted, not the GET's error (a
+	 * connection it broke fails the next call).
+	 */
+	if (count_read(k, it.counter_off))
+		k->st.oget_atomic_errors++;
 	*val = it.value;
 	*len = it.value_len;
 	if (flags)

@@ -34,6 +34,7 @@ struct kvc_seg {
 struct kvc_stats {
 	uint64_t oget_reads;	/* RDMA READs of one-sided GETs */
 	uint64_t oget_atomics;	/* FETCH_AND_ADDs they posted */
+	uint64_t oget_atomic_errors;	/* ... or could not: value returned */
 	uint64_t oget_retries;	/* torn reads retried */
 	uint64_t oget_at;	/* GETs done in one round trip where the key was */
 	uint64_t oget_stale;	/* ... that found it gone: a full GET */

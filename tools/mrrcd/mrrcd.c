@@ -17,7 +17,8 @@
  * socket to the next worker through that worker's pipe.  Sockets are read
  * and written without a lock; the store, the counters and whatever
  * mc_process() touches are under one mutex, d->lock, which the main
- * thread takes too (clock, crawler, RDMA, accepting).
+ * thread takes too (clock, crawler, RDMA, accepting).  A TCP connection's
+ * -vv lines are queued while the lock is held and written after.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -198,6 +199,7 @@ static void conn_close(struct daemon *d, struct conn *cn)
 		*cn->head = cn->next;
 	if (cn->next)
 		cn->next->prev = cn->prev;
+	mc_log_flush(&cn->mc);
 	lock(d);
 	conn_account(d, cn);
 	mc_conn_free(&cn->mc);
@@ -334,6 +336,7 @@ static void conn_service(struct daemon *d, struct conn *cn)
 			conn_account(d, cn);
 			cn->res = mc_process(&cn->mc);
 			unlock(d);
+			mc_log_flush(&cn->mc);	/* (-vv: not under the lock) */
 			if (cn->res == MC_DONE)
 				cn->closing = true;
 			err = conn_write(cn, &progress);
@@ -418,6 +421,7 @@ static void conn_start(struct daemon *d, int fd, unsigned long id, int epfd,
 		cn->epfd = epfd;
 		cn->head = head;
 		mc_conn_init(&cn->mc, &d->srv, id);
+		cn->mc.log_later = true;
 		cn->events = EPOLLIN;
 		cn->res = MC_WANT_INPUT;
 		if (!ep_set_in(epfd, EPOLL_CTL_ADD, &cn->ev, cn->events)) {

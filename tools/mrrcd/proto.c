@@ -179,6 +179,56 @@ void mc_conn_free(struct mc_conn *c)
 	stage_release(c);
 	buf_release(&c->in);
 	buf_release(&c->out);
+	buf_release(&c->logq);
+}
+
+/* One -v line: now, or queued for mc_log_flush(). */
+static void __attribute__((format(printf, 2, 3)))
+log_say(struct mc_conn *c, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	if (!c->log_later) {
+		vfprintf(c->srv->log, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		c->log_dropped++;
+		return;
+	}
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';	/* cut short, still a line */
+	}
+	if (c->logq.len - c->logq.off + (size_t)n > MC_LOG_MAX ||
+	    buf_reserve(&c->logq, (size_t)n, 4096)) {
+		c->log_dropped++;
+		return;
+	}
+	memcpy(c->logq.data + c->logq.len, line, (size_t)n);
+	c->logq.len += (size_t)n;
+}
+
+void mc_log_flush(struct mc_conn *c)
+{
+	if (!c->srv->log)
+		return;
+	if (c->logq.len > c->logq.off)
+		fwrite(c->logq.data + c->logq.off, 1, c->logq.len - c->logq.off,
+		       c->srv->log);
+	c->logq.off = c->logq.len = 0;
+	if (c->logq.cap > 4096)
+		buf_release(&c->logq);	/* (a burst's memory back) */
+	if (c->log_dropped)
+		fprintf(c->srv->log, "<%lu (%lu log lines dropped)\n", c->id,
+			c->log_dropped);
+	c->log_dropped = 0;
 }
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -282,16 +332,17 @@ static uint32_t now32(const struct mc_conn *c)
 static void log_line(struct mc_conn *c, const char *p, size_t len)
 {
 	size_t i, n = len > 200 ? 200 : len;
+	char safe[201];
 
 	if (!c->srv->log || c->srv->verbosity < 2)
 		return;
-	fprintf(c->srv->log, "<%lu ", c->id);
 	for (i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)p[i];
 
-		fputc(ch >= ' ' && ch < 0x7f ? ch : '.', c->srv->log);
+		safe[i] = ch >= ' ' && ch < 0x7f ? (char)ch : '.';
 	}
-	fprintf(c->srv->log, "%s\n", n < len ? "..." : "");
+	safe[n] = '\0';
+	log_say(c, "<%lu %s%s\n", c->id, safe, n < len ? "..." : "");
 }
 
 /* ---- storage commands -------------------------------------------------- */
@@ -1141,7 +1192,7 @@ enum mc_result mc_process(struct mc_conn *c)
 		/* memcached's binary protocol: not spoken here. */
 		if ((unsigned char)c->in.data[c->in.off] == 0x80) {
 			if (c->srv->log && c->srv->verbosity)
-				fprintf(c->srv->log, "<%lu binary protocol request: closing\n",
+				log_say(c, "<%lu binary protocol request: closing\n",
 					c->id);
 			c->state = MC_CLOSE;
 		}

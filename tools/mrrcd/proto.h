@@ -26,6 +26,7 @@
 #define MC_GET_LINE_MAX	(64u * 1024)
 #define MC_OUT_HIGH	(256u * 1024)
 #define MC_STAGE_MAX	(64u * 1024 * 1024)
+#define MC_LOG_MAX	(64u * 1024)	/* a connection's queued -v lines */
 #define MC_VERSION	"1.6.0-mrrcd"	/* memcached's protocol, mrrcd's code */
 
 struct mc_counters {
@@ -126,6 +127,14 @@ struct mc_conn {
 	bool noreply;		/* of the request being answered */
 	bool first_byte_seen;
 	bool out_failed;	/* an allocation for output failed */
+	/*
+	 * log_later: -v lines are queued in logq (at most MC_LOG_MAX bytes,
+	 * the rest counted in log_dropped) for mc_log_flush(), which the
+	 * caller runs without its lock; else they go to srv->log at once.
+	 */
+	bool log_later;
+	struct mc_buf logq;
+	unsigned long log_dropped;
 	uint64_t swallow;
 	struct mc_store_req st;
 	struct mc_get_req get;
@@ -133,6 +142,8 @@ struct mc_conn {
 
 void mc_conn_init(struct mc_conn *c, struct mc_server *srv, unsigned long id);
 void mc_conn_free(struct mc_conn *c);
+/* Write the -v lines queued (log_later) to srv->log. */
+void mc_log_flush(struct mc_conn *c);
 
 /* Where to read into, and how much; NULL if no room (or -ENOMEM). */
 char *mc_in_space(struct mc_conn *c, size_t *room);

@@ -407,9 +407,13 @@ mrrcd_fix() {
 		"$out/kvr.err" &&
 	kv_fix kvb mrrcd 127.0.0.1:7970 -F 4 -x 2 -S 1048576 -o 200 &&
 	grep -q 'mrrcd: 0 pages read from it, [1-9][0-9]* from the file$' "$out/kvb.err" &&
+	kv_fix kvd mrrcd 127.0.0.1:7970 -x 4 -o 5000 -D &&
+	grep -q 'mrrcd: [1-9][0-9]* stale copies found' "$out/kvd.err" &&
 	kill $kvd && wait $kvd && kvd=
 }
-tap "bm fix over a file with mrrcd in front (TCP, then RDMA with one-sided GETs, then pages it cannot hold), none lost" \
+# (-D: writes leave the daemon's copies stale; each copy's flags give it
+# away, so the run must still pass, having found some)
+tap "bm fix over a file with mrrcd in front (TCP, then RDMA with one-sided GETs, then pages it cannot hold, then stale copies), none lost" \
 	mrrcd_fix
 # The frame pool's pages in a file on another node: bm fserve serves a
 # file of 128 pages through the module, and the pool reads and writes

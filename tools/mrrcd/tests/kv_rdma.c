@@ -194,6 +194,34 @@ static int basic(void)
 		CHECK(i == 0 ? j == 0 : i == 1 ? j == 64 : j > 0 && j < 64,
 		      "%s: %zu atomics for 64 reads", mode[i], j);
 	}
+	/*
+	 * A counter the banner grants no atomics on: the FETCH_AND_ADD is not
+	 * posted, and the GET returns the value it read all the same.
+	 */
+	{
+		uint64_t posted = k.st.oget_atomics;
+		bool atomic[KV_MAX_SEGS];
+
+		for (j = 0; j < k.nseg; j++) {
+			atomic[j] = k.seg[j].atomic;
+			k.seg[j].atomic = false;
+		}
+		CHECK(!kvc_set_meta(&k, "faa"), "mode faa");
+		err = kvc_oget(&k, "m", &o, &olen, NULL);
+		CHECK(!err && olen == 1 && *o == 'v',
+		      "oget without atomics: %s", strerror(-err));
+		CHECK(k.st.oget_atomic_errors == 1 &&
+		      k.st.oget_atomics == posted,
+		      "oget without atomics: %llu errors, %llu posted",
+		      (unsigned long long)k.st.oget_atomic_errors,
+		      (unsigned long long)(k.st.oget_atomics - posted));
+		for (j = 0; j < k.nseg; j++)
+			k.seg[j].atomic = atomic[j];
+		err = kvc_oget(&k, "m", &o, &olen, NULL);
+		CHECK(!err && k.st.oget_atomic_errors == 1 &&
+		      k.st.oget_atomics == posted + 1,
+		      "oget with atomics again: %s", strerror(-err));
+	}
 	CHECK(kvc_set_meta(&k, "sample:1") == -EINVAL &&
 	      kvc_set_meta(&k, "sample:+8") == -EINVAL &&
 	      kvc_set_meta(&k, "sample: 8") == -EINVAL &&

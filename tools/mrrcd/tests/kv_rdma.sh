@@ -45,7 +45,7 @@ stop() {	# the daemon must exit 0 on SIGTERM, within 20 s (else SIGKILL)
 kv() { "$b/mrrckv" -r -s $addr -p $port "$@"; }
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..17"
 # Two worker threads take the TCP clients below while the main thread
 # serves RDMA (the store under one lock).
 tap "mrrcd.rdma_daemon_starts" daemon -t 2
@@ -75,6 +75,22 @@ tap "mrrcd.example_mrrc_kv_over_rdma" $MRRC_REPO/build/examples/mrrc_kv -r $addr
 tap "mrrcd.mrrckv_valgrind_clean" sh -c "valgrind -q --error-exitcode=99 \
 	--leak-check=full --errors-for-leak-kinds=all \
 	$b/mrrckv -r -m faa -s $addr -p $port oget f > /dev/null"
+# A name whose first address has no one behind it: the next is tried
+# (/etc/hosts replaced in a mount namespace of the test's own, and
+# /etc/gai.conf, whose precedence puts that address first: by default
+# getaddrinfo would sort the local one first; getent shows the order).
+tap "mrrcd.rdma_connect_tries_each_address" sh -c "
+	printf '10.211.0.99 mrrc-multi\n$addr mrrc-multi\n' > $out/hosts &&
+	printf '%s\n' 'precedence ::ffff:10.211.0.99/128 100' \
+		'precedence ::1/128 50' 'precedence ::/0 40' \
+		'precedence ::ffff:0:0/96 35' > $out/gai.conf &&
+	unshare -m sh -c 'mount --bind $out/hosts /etc/hosts &&
+		mount --bind $out/gai.conf /etc/gai.conf &&
+		getent ahostsv4 mrrc-multi &&
+		$b/mrrckv -r -s mrrc-multi -p $port cmd version' > $out/multi.out &&
+	cat $out/multi.out &&
+	head -n 1 $out/multi.out | grep -q '^10\.211\.0\.99 ' &&
+	grep -q '^VERSION ' $out/multi.out"
 tap "mrrcd.stats_count_rdma" sh -c "
 	$b/mrrckv -r -s $addr -p $port cmd stats | tr -d '\\r' > $out/stats.txt &&
 	grep -q '^STAT rdma_curr_connections [1-9]' $out/stats.txt &&

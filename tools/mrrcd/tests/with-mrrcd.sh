@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # with-mrrcd.sh MRRCD [OPTIONS...] -- COMMAND...: start mrrcd on a free
-# loopback port, run COMMAND with MRRCD_PORT and MRRCD_PID in its
-# environment, then stop mrrcd with SIGTERM.  Fails if COMMAND fails, if
+# loopback port, run COMMAND with MRRCD_PORT, MRRCD_PID and MRRCD_LOG
+# (the file mrrcd's stderr goes to) in its environment, then stop mrrcd with SIGTERM.  Fails if COMMAND fails, if
 # mrrcd died on its way, or if it does not exit 0 on SIGTERM.
 set -u
 bin=$1
@@ -55,7 +55,7 @@ if [ -z "$pid" ]; then
 	exit 1
 fi
 echo "with-mrrcd: mrrcd ${opts[*]} pid $pid on 127.0.0.1:$port"
-MRRCD_PORT=$port MRRCD_PID=$pid "$@"
+MRRCD_PORT=$port MRRCD_PID=$pid MRRCD_LOG=$log "$@"
 st=$?
 if ! kill -0 "$pid" 2>/dev/null; then
 	echo "with-mrrcd: mrrcd died during the test"
