@@ -182,8 +182,8 @@ static void kv_give_up(struct run *r, const char *what, int err)
  * Each copy carries, as its flags, how many times the page had been
  * written when it was stored: a copy with other flags (a SET the daemon
  * acknowledged and lost, an old copy served again) is not used, and is
- * replaced from the file.  A copy with the right flags and wrong bytes
- * is caught by the run's own check of every page it reads.
+ * replaced from the file.  A copy with the right flags and a wrong
+ * header fails the run's check of the page's header at each FIX.
  */
 static int kv_io(struct run *r, bool write, uint64_t page, void *buf)
 {
