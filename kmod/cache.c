@@ -219,6 +219,94 @@ static void mrrc_region_get(struct mrrc_cache *c, struct mrrc_region *r)
 		c->st.inuse_regions++;
 }
 
+/* ---- registrations posted by the data path ------------------------------ */
+
+/* How long a request waits for another connection's REG_MR. */
+#define MRRC_DEFER_WAIT_S	30
+
+/**
+ * mrrc_cache_defer_done() - a deferred REG_MR completed, or never will
+ * @d: from mrrc_cache_reg_defer(); not to be touched after this call
+ * @ok: it completed successfully
+ *
+ * Any context.  The region's reference is dropped later, under c->mutex.
+ */
+void mrrc_cache_defer_done(struct mrrc_defer *d, bool ok)
+{
+	struct mrrc_region *r = d->r;
+	struct mrrc_cache *c = r->cache;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->defer_lock, flags);
+	WRITE_ONCE(r->defer_state, ok ? MRRC_DEFER_DONE : MRRC_DEFER_FAILED);
+	list_add_tail(&d->node, &c->defer_done);
+	spin_unlock_irqrestore(&c->defer_lock, flags);
+	wake_up_all(&c->defer_wq);
+	/* Cache destroy waits for every deferral before it cancels this. */
+	mod_delayed_work(system_wq, &c->reap_work, 0);
+}
+
+static bool mrrc_cache_has_deferred(struct mrrc_cache *c)
+{
+	return !list_empty_careful(&c->defer_done);
+}
+
+/*
+ * Drop the references of completed deferrals.  A failed one leaves its
+ * region broken: out of the cache, its MR destroyed with it.
+ */
+static void mrrc_cache_defer_reap(struct mrrc_cache *c)
+{
+	struct mrrc_defer *d, *tmp;
+	LIST_HEAD(todo);
+
+	lockdep_assert_held(&c->mutex);
+	spin_lock_irq(&c->defer_lock);
+	list_splice_init(&c->defer_done, &todo);
+	spin_unlock_irq(&c->defer_lock);
+
+	list_for_each_entry_safe(d, tmp, &todo, node) {
+		struct mrrc_region *r = d->r;
+
+		r->defer = NULL;
+		if (r->defer_state == MRRC_DEFER_FAILED) {
+			r->reg_failed = true;
+			c->st.reg_chain_failures++;
+			if (r->cached)
+				mrrc_region_remove_cached(c, r);
+		}
+		c->ndefer--;
+		kfree(d);
+		mrrc_region_put(c, r);
+	}
+}
+
+/* Wait, c->mutex held, for another owner's REG_MR of @r to complete. */
+static int mrrc_region_wait_defer(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	long left;
+
+	c->st.reg_chain_waits++;
+	left = wait_event_timeout(c->defer_wq,
+				  READ_ONCE(r->defer_state) !=
+				  MRRC_DEFER_PENDING,
+				  MRRC_DEFER_WAIT_S * HZ);
+	return left ? 0 : -ETIMEDOUT;
+}
+
+/* A request failed after some of its misses were prepared: none is posted. */
+static void mrrc_defer_abort(struct mrrc_cache *c, struct mrrc_defer_list *dl)
+{
+	unsigned int i;
+
+	if (!dl || !dl->n)
+		return;
+	for (i = 0; i < dl->n; i++)
+		mrrc_cache_defer_done(dl->d[i], false);
+	dl->n = 0;
+	mrrc_cache_defer_reap(c);
+}
+
 /* Take every invalidated region out of the trees. */
 static void mrrc_cache_reap(struct mrrc_cache *c)
 {
@@ -256,6 +344,7 @@ static void mrrc_cache_reap_work(struct work_struct *work)
 
 	mutex_lock(&c->mutex);
 	if (!c->dying) {
+		mrrc_cache_defer_reap(c);
 		mrrc_cache_reap(c);
 		/* Invalidations still in flight: look again in a tick. */
 		if (c->reg->reap && c->reg->reap(c))
@@ -368,14 +457,48 @@ static void mrrc_policy_switch(struct mrrc_cache *c,
 
 /* ---- registration -------------------------------------------------------- */
 
-/* Register pages [start, last]; the region comes back with one user. */
+/*
+ * Prepare @r's registration for @dl's owner to post, if the registrar can:
+ * 0 with the deferral in *@dp, or the registrar's error; *@dp stays NULL
+ * when @r is registered the usual way, waited for.
+ */
+static int mrrc_region_reg(struct mrrc_cache *c, struct mrrc_region *r,
+			   struct mrrc_defer_list *dl, struct mrrc_defer **dp)
+{
+	struct mrrc_defer *d;
+	int ret;
+
+	*dp = NULL;
+	if (!dl || !c->reg->reg_prep || dl->n >= ARRAY_SIZE(dl->d))
+		return c->reg->reg(c, r);
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	if (!d)
+		return c->reg->reg(c, r);
+	ret = c->reg->reg_prep(c, r, &d->wr);
+	if (ret) {
+		kfree(d);
+		return ret == -EOPNOTSUPP ? c->reg->reg(c, r) : ret;
+	}
+	d->r = r;
+	d->owner = dl->owner;
+	*dp = d;
+	return 0;
+}
+
+/*
+ * Register pages [start, last]; the region comes back with one user.  With
+ * @dl, its REG_MR may be left in @dl for the caller to post (the deferral
+ * holds a second reference).
+ */
 static noinline int mrrc_region_create(struct mrrc_cache *c,
 				       unsigned long start, unsigned long last,
 				       u32 access, bool cached,
 				       struct mrrc_region **out,
-				       struct page **kpages)
+				       struct page **kpages,
+				       struct mrrc_defer_list *dl)
 {
 	bool watch = mrrc_cache_user(c) && cached;
+	struct mrrc_defer *d;
 	unsigned long seq = 0;
 	struct mrrc_region *r;
 	int ret, tries = 0;
@@ -411,7 +534,7 @@ again:
 		seq = mmu_interval_read_begin(&r->notifier);
 	}
 
-	ret = c->reg->reg(c, r);
+	ret = mrrc_region_reg(c, r, dl, &d);
 	r->kpages = NULL;	/* the caller's array; only used to register */
 	if (ret)
 		goto err_notifier;
@@ -428,6 +551,9 @@ again:
 		stale = mmu_interval_read_retry(&r->notifier, seq);
 		spin_unlock(&c->inval_lock);
 		if (stale) {
+			/* Never posted: destroyed with its MR. */
+			kfree(d);
+			r->reg_failed = !!d;
 			mrrc_region_destroy(c, r);
 			if (++tries < MRRC_REG_RETRIES)
 				goto again;
@@ -436,6 +562,14 @@ again:
 	}
 
 	mrrc_region_get(c, r);
+	if (d) {
+		mrrc_region_get(c, r);
+		r->defer = d;
+		r->defer_state = MRRC_DEFER_PENDING;
+		dl->d[dl->n++] = d;
+		c->ndefer++;
+		c->st.reg_chained++;
+	}
 	*out = r;
 	return 0;
 
@@ -584,7 +718,8 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
 	struct mrrc_piece p = { .start = s, .last = l };
 	int ret;
 
-	ret = mrrc_region_create(c, s, l, access, false, &p.r, NULL);
+	ret = mrrc_region_create(c, s, l, access, false, &p.r, NULL,
+				 NULL);
 	if (ret)
 		return ret;
 	mrrc_fill_seg(&segs[0], &p, addr, addr + len);
@@ -625,9 +760,38 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   u32 flags, struct mrrc_seg *segs, u32 room,
 		   struct mrrc_reg_out *out)
 {
+	return mrrc_cache_reg_defer(c, addr, len, access, flags, segs, room,
+				    out, NULL);
+}
+
+/**
+ * mrrc_cache_reg_defer() - mrrc_cache_reg(), leaving misses' REG_MRs to post
+ * @c: the cache
+ * @addr: first byte
+ * @len: bytes
+ * @access: MRRC_ACCESS_* bits
+ * @flags: MRRC_REG_* flags
+ * @segs: receives the segments, in address order
+ * @room: entries @segs has
+ * @out: handle, result and number of segments
+ * @dl: NULL, or @dl->owner (n 0) set: regions registered for this request
+ *	may come back unregistered, their REG_MRs in @dl, which the caller
+ *	posts on @dl->owner's queue pair before anything that uses the
+ *	segments, and ends each with mrrc_cache_defer_done() (from its
+ *	completion, or with false if it could not be posted)
+ *
+ * A cached region whose REG_MR another owner has not yet seen complete is
+ * waited for (-ETIMEDOUT after MRRC_DEFER_WAIT_S).
+ *
+ * Return: as mrrc_cache_reg().  On error @dl is empty.
+ */
+int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
+			 u32 flags, struct mrrc_seg *segs, u32 room,
+			 struct mrrc_reg_out *out, struct mrrc_defer_list *dl)
+{
 	struct rb_root_cached *root = &c->tree[access & MRRC_ACCESS_ALL];
 	struct mrrc_piece small[8], *pieces = small;
-	unsigned int n, i, ncached, ngaps;
+	unsigned int n, i, ncached, ngaps, tries = 0;
 	unsigned long s, l;
 	u64 gap_pages = 0;
 	int ret;
@@ -642,9 +806,12 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		ret = -ENOSPC;
 		goto out_unlock;
 	}
+	c->st.requests++;
+again:
 	if (mrrc_cache_has_invalid(c))
 		mrrc_cache_reap(c);
-	c->st.requests++;
+	if (mrrc_cache_has_deferred(c))
+		mrrc_cache_defer_reap(c);
 
 	if (!c->policy->caches) {
 		ret = room ? mrrc_reg_uncached(c, s, l, addr, len, access,
@@ -675,6 +842,28 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	}
 	ngaps = n - ncached;
 
+	/*
+	 * A cached piece still registering on another owner's queue pair is
+	 * waited for; the tree may change meanwhile, so plan again after.
+	 */
+	for (i = 0; i < n; i++) {
+		struct mrrc_region *r = pieces[i].r;
+
+		if (!r || !r->defer || (dl && r->defer->owner == dl->owner))
+			continue;
+		if (++tries > MRRC_REG_RETRIES) {
+			ret = -EAGAIN;
+			goto out_free;
+		}
+		ret = mrrc_region_wait_defer(c, r);
+		if (ret)
+			goto out_free;
+		if (pieces != small)
+			kfree(pieces);
+		pieces = small;
+		goto again;
+	}
+
 	/* Pin the cached pieces against eviction, then make room. */
 	for (i = 0; i < n; i++) {
 		if (pieces[i].r)
@@ -688,11 +877,12 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		if (pieces[i].r)
 			continue;
 		ret = mrrc_region_create(c, pieces[i].start, pieces[i].last,
-					 access, true, &pieces[i].r, NULL);
+					 access, true, &pieces[i].r, NULL, dl);
 		if (!ret)
 			mrrc_cache_insert(c, pieces[i].r);
 	}
 	if (ret) {
+		mrrc_defer_abort(c, dl);
 		for (i = 0; i < n; i++)
 			if (pieces[i].r)
 				mrrc_region_put(c, pieces[i].r);
@@ -731,6 +921,8 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	if (!(flags & MRRC_REG_RELEASE))
 		ret = mrrc_handle_create(c, pieces, n, flags & MRRC_REG_OP,
 					 &out->handle);
+	if (ret)
+		mrrc_defer_abort(c, dl);
 	if (ret || (flags & MRRC_REG_RELEASE))
 		for (i = 0; i < n; i++)
 			mrrc_region_put(c, pieces[i].r);
@@ -776,7 +968,8 @@ int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
 	}
 	c->st.requests++;
 	c->st.miss++;
-	ret = mrrc_region_create(c, 0, npages - 1, access, false, &p.r, pages);
+	ret = mrrc_region_create(c, 0, npages - 1, access, false, &p.r, pages,
+				 NULL);
 	if (ret)
 		goto out;
 	mrrc_fill_seg(seg, &p, 0, (u64)npages << PAGE_SHIFT);
@@ -794,6 +987,8 @@ static int __mrrc_cache_release(struct mrrc_cache *c, u32 id, bool op)
 	unsigned int i;
 
 	mutex_lock(&c->mutex);
+	if (mrrc_cache_has_deferred(c))
+		mrrc_cache_defer_reap(c);
 	h = xa_load(&c->handles, id);
 	if (!h || h->op != op) {
 		mutex_unlock(&c->mutex);
@@ -1146,6 +1341,7 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 	u32 n = 0;
 
 	mutex_lock(&c->mutex);
+	mrrc_cache_defer_reap(c);
 	mrrc_cache_reap(c);
 	list_for_each_entry_safe(r, tmp, &c->stack, node) {
 		if (r->users)
@@ -1318,6 +1514,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	if (cfg->dereg_ns_per_region)
 		k.dereg_ns_per_region = cfg->dereg_ns_per_region;
 
+	mrrc_cache_defer_reap(c);
 	if (k.mode != c->cfg.mode &&
 	    (c->st.cached_regions || c->st.inuse_regions)) {
 		ret = -EBUSY;
@@ -1391,6 +1588,9 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	INIT_LIST_HEAD(&c->stack);
 	INIT_LIST_HEAD(&c->invalid);
 	INIT_DELAYED_WORK(&c->reap_work, mrrc_cache_reap_work);
+	spin_lock_init(&c->defer_lock);
+	INIT_LIST_HEAD(&c->defer_done);
+	init_waitqueue_head(&c->defer_wq);
 	xa_init_flags(&c->handles, XA_FLAGS_ALLOC1);
 	c->pd = pd;
 	c->mm = mm;
@@ -1444,6 +1644,9 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 		c->st.handles--;
 		kfree(h);
 	}
+	/* The connections are gone: every deferral has completed. */
+	mrrc_cache_defer_reap(c);
+	WARN_ON(c->ndefer);
 	spin_lock(&c->inval_lock);
 	c->dying = true;
 	spin_unlock(&c->inval_lock);

@@ -25,8 +25,10 @@
 
 #include <linux/interval_tree.h>
 #include <linux/mmu_notifier.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
 
 #include "mrrc_abi.h"
 
@@ -77,6 +79,12 @@ struct mrrc_cache;
  *	registration only); NULL for a virtual range
  * @lkey: local key
  * @rkey: remote key
+ * @defer: its REG_MR, left to a connection to post, not yet seen complete
+ *	by mrrc_cache_defer_reap() (c->mutex)
+ * @defer_state: MRRC_DEFER_* of @defer; written under c->defer_lock
+ * @reg_failed: its registration failed or was never posted: the key may or
+ *	may not be valid, so the MR is destroyed, not invalidated, and the
+ *	region is no longer cached
  */
 struct mrrc_region {
 	struct interval_tree_node it;
@@ -99,6 +107,42 @@ struct mrrc_region {
 	struct page **kpages;
 	u32 lkey;
 	u32 rkey;
+	struct mrrc_defer *defer;
+	int defer_state;
+	bool reg_failed;
+};
+
+enum { MRRC_DEFER_PENDING, MRRC_DEFER_DONE, MRRC_DEFER_FAILED };
+
+/**
+ * struct mrrc_defer - a miss's REG_MR posted by the data path, not waited for
+ * @wr: the prepared IB_WR_REG_MR; the poster sets wr_cqe and send_flags
+ * @cqe: for the poster's completion handler
+ * @r: the region; the deferral holds a reference to it until reaped
+ * @owner: the connection whose send queue carries @wr, compared only: its
+ *	later work requests are ordered behind @wr and need not wait
+ * @node: on c->defer_done once complete (c->defer_lock)
+ *
+ * A region whose REG_MR is in flight on a connection's queue pair is cached
+ * like any other.  The connection's own later operations use it at once;
+ * every other request for it waits for the completion
+ * (mrrc_cache_defer_done()).
+ */
+struct mrrc_defer {
+	struct ib_reg_wr wr;
+	struct ib_cqe cqe;
+	struct mrrc_region *r;
+	const void *owner;
+	struct list_head node;
+};
+
+#define MRRC_DEFER_MAX		8	/* deferrals per request (MRRC_OP_SGE) */
+
+/* What one mrrc_cache_reg_defer() call left to its caller to post. */
+struct mrrc_defer_list {
+	const void *owner;
+	unsigned int n;
+	struct mrrc_defer *d[MRRC_DEFER_MAX];
 };
 
 /*
@@ -121,6 +165,9 @@ static inline u64 mrrc_region_pages(const struct mrrc_region *r)
  * @pins: registers real user memory: regions get mmu notifiers and
  *	requests must come from the cache's mm
  * @reg: register @r; fill r->lkey, r->rkey
+ * @reg_prep: as @reg, but leave the REG_MR in @wr for the caller to post
+ *	on a queue pair of the cache's PD (optional); -EOPNOTSUPP when @r
+ *	can only be registered by @reg
  * @dereg: deregister every region on @list (linked by ->node) as one
  *	batch; @pages is their total size.  Returns how many of those pages
  *	stay pinned because their invalidation is still in flight; @reap
@@ -134,6 +181,8 @@ struct mrrc_registrar {
 	const char *name;
 	bool pins;
 	int (*reg)(struct mrrc_cache *c, struct mrrc_region *r);
+	int (*reg_prep)(struct mrrc_cache *c, struct mrrc_region *r,
+			struct ib_reg_wr *wr);
 	u64 (*dereg)(struct mrrc_cache *c, struct list_head *list,
 		     unsigned int n, u64 pages);
 	bool (*reap)(struct mrrc_cache *c);
@@ -285,6 +334,10 @@ struct mrrc_cache_config_k {
  * @key_seq: keys handed out by the model registrar
  * @dying: set by destroy: the reaper must not run any more
  * @kept: notifier events that moved no page (c->inval_lock)
+ * @defer_lock: protects @defer_done and region->defer_state
+ * @defer_done: completed deferrals (struct mrrc_defer), not yet reaped
+ * @defer_wq: woken by every completed deferral
+ * @ndefer: deferrals not yet reaped
  * @node: entry on the module's list of caches, for global statistics
  * @pid: thread group of the creator, for debugfs
  * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS
@@ -311,6 +364,10 @@ struct mrrc_cache {
 	u32 key_seq;
 	bool dying;
 	u64 kept;
+	spinlock_t defer_lock;		/* see above */
+	struct list_head defer_done;
+	wait_queue_head_t defer_wq;
+	unsigned int ndefer;
 	struct list_head node;
 	pid_t pid;
 	struct mrrc_cache_stats st;
@@ -333,6 +390,10 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg);
 int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   u32 flags, struct mrrc_seg *segs, u32 room,
 		   struct mrrc_reg_out *out);
+int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
+			 u32 flags, struct mrrc_seg *segs, u32 room,
+			 struct mrrc_reg_out *out, struct mrrc_defer_list *dl);
+void mrrc_cache_defer_done(struct mrrc_defer *d, bool ok);
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
 void mrrc_cache_release_op(struct mrrc_cache *c, u32 handle);
 int mrrc_cache_expose(struct mrrc_cache *c, u32 handle, struct mrrc_seg *segs,

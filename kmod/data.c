@@ -944,11 +944,66 @@ static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 	mrrc_conn_kick(conn);
 }
 
+/* A chained REG_MR completed on the connection's queue pair. */
+static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_defer *d = container_of(wc->wr_cqe, struct mrrc_defer, cqe);
+	struct mrrc_conn *conn = cq->cq_context;
+
+	mrrc_cache_defer_done(d, wc->status == IB_WC_SUCCESS);
+	spin_lock_bh(&conn->lock);
+	conn->sq_free++;
+	mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
+}
+
+/*
+ * Post the REG_MRs mrrc_cache_reg_defer() left in @dl on @conn's queue
+ * pair, in the @reserved send queue slots taken for them; the rest of the
+ * slots go back.  Later work requests on this queue pair are ordered
+ * behind them.  Return: 0, or -ENOTCONN / the post's error: then none is
+ * in flight that was not posted, and the operation must not go.
+ */
+static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
+			   unsigned int reserved)
+{
+	unsigned int i;
+	int ret = 0;
+
+	spin_lock_bh(&conn->lock);
+	for (i = 0; i < dl->n; i++) {
+		struct mrrc_defer *d = dl->d[i];
+
+		d->cqe.done = mrrc_defer_reg_done;
+		d->wr.wr.wr_cqe = &d->cqe;
+		d->wr.wr.send_flags = IB_SEND_SIGNALED;
+		if (!ret && conn->state != MRRC_CS_ESTABLISHED)
+			ret = -ENOTCONN;
+		if (!ret)
+			ret = mrrc_dp_ib_post(conn, &d->wr.wr);
+		if (ret) {
+			mrrc_cache_defer_done(d, false);
+			continue;
+		}
+		reserved--;
+	}
+	dl->n = 0;
+	conn->sq_free += reserved;
+	if (reserved)
+		mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+	return ret;
+}
+
 static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 			 const struct mrrc_wr *wr)
 {
+	struct mrrc_defer_list dl = { .owner = NULL };
 	struct mrrc_seg segs[MRRC_OP_SGE];
 	struct mrrc_reg_out out = {};
+	unsigned int reserved = 0;
 	struct mrrc_conn *conn;
 	struct mrrc_op *op;
 	unsigned int i;
@@ -978,21 +1033,46 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	else if (wr->opcode == MRRC_OP_STCRW &&
 		 mrrc_tag_lookup(conn->stcrw, wr->tag))
 		ret = -EEXIST;
+	/*
+	 * Slots for the REG_MRs of misses, chained ahead of the operation on
+	 * this queue pair (same PD as the cache's) instead of waited for.
+	 */
+	if (!ret && READ_ONCE(mrrc_chain_reg) && conn->pd == c->pd &&
+	    conn->state == MRRC_CS_ESTABLISHED &&
+	    !(wr->flags & MRRC_WR_HANDLE) &&
+	    conn->sq_free >= 2 * MRRC_DEFER_MAX) {
+		reserved = MRRC_DEFER_MAX;
+		conn->sq_free -= reserved;
+		dl.owner = conn;
+	}
 	spin_unlock_bh(&conn->lock);
 	if (ret)
 		return ret;
 
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
-	if (!op)
+	if (!op) {
+		/* Nothing deferred yet: this gives the slots back. */
+		if (reserved)
+			mrrc_defer_post(conn, &dl, reserved);
 		return -ENOMEM;
+	}
 	access = mrrc_wr_access(wr->opcode);
 	if (wr->flags & MRRC_WR_HANDLE)
 		ret = mrrc_cache_handle_ref(c, wr->handle, wr->addr, wr->len,
 					    access, segs, MRRC_OP_SGE, &out);
 	else
-		ret = mrrc_cache_reg(c, wr->addr, wr->len, access,
-				     MRRC_REG_WHOLE | MRRC_REG_OP, segs,
-				     MRRC_OP_SGE, &out);
+		ret = mrrc_cache_reg_defer(c, wr->addr, wr->len, access,
+					   MRRC_REG_WHOLE | MRRC_REG_OP, segs,
+					   MRRC_OP_SGE, &out,
+					   reserved ? &dl : NULL);
+	if (reserved) {
+		int err = mrrc_defer_post(conn, &dl, reserved);
+
+		if (!ret && err) {
+			mrrc_cache_release_op(c, out.handle);
+			ret = err;
+		}
+	}
 	if (ret)
 		goto err_free;
 	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {

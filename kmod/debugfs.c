@@ -69,7 +69,8 @@ static int stats_show(struct seq_file *s, void *unused)
 		"reg_wrs", "inv_wrs", "inv_chains", "qp_resets",
 		"fast_fallbacks", "caches", "whole_ranges", "exposures",
 		"exposed", "expo_ordinary", "reg_timeouts", "exports",
-		"exported", "export_bytes", "notifier_kept",
+		"exported", "export_bytes", "notifier_kept", "reg_chained",
+		"reg_chain_waits", "reg_chain_failures",
 	};
 	unsigned int i;
 

@@ -864,9 +864,12 @@ static void mrrc_frwr_release_pages(struct mrrc_cache *c,
 	fm->pages = NULL;
 }
 
-/* Pin, map and post REG_MR for @fm over the region. */
+/*
+ * Pin, map and post REG_MR for @fm over the region, and wait; with @prep,
+ * leave the REG_MR there for the caller to post instead.
+ */
 static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
-			 struct mrrc_frwr_mr *fm)
+			 struct mrrc_frwr_mr *fm, struct ib_reg_wr *prep)
 {
 	struct ib_device *dev = c->frwr->pd->device;
 	unsigned long start = r->it.start << PAGE_SHIFT;
@@ -923,6 +926,14 @@ static int mrrc_frwr_map(struct mrrc_cache *c, struct mrrc_region *r,
 	/* Address the MR by the user's virtual address. */
 	fm->mr->iova = start;
 
+	if (prep) {
+		memset(prep, 0, sizeof(*prep));
+		prep->wr.opcode = IB_WR_REG_MR;
+		prep->mr = fm->mr;
+		prep->key = fm->mr->rkey;
+		prep->access = mrrc_ib_access(r->access);
+		return 0;
+	}
 	w = mrrc_frwr_wait_new();
 	if (!w) {
 		ret = -ENOMEM;
@@ -970,7 +981,8 @@ err_uncharge:
 	return ret;
 }
 
-static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
+static int __mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r,
+			   struct ib_reg_wr *prep)
 {
 	struct mrrc_frwr_mr *fm;
 	int ret;
@@ -990,6 +1002,8 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 		/* ib_reg_user_mr() cannot register kernel memory. */
 		if (PTR_ERR(fm) != -E2BIG || !c->mm)
 			return PTR_ERR(fm);
+		if (prep)
+			return -EOPNOTSUPP;
 		/* Larger than any fast MR: register it the ordinary way. */
 		c->frwr->st.fallbacks++;
 		ret = mrrc_registrar_ordinary.reg(c, r);
@@ -1001,7 +1015,7 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 		return ret;
 	}
 
-	ret = mrrc_frwr_map(c, r, fm);
+	ret = mrrc_frwr_map(c, r, fm, prep);
 	if (ret) {
 		/* A failed REG_MR has destroyed the MR already. */
 		mrrc_frwr_put(c->frwr, fm, !fm->mr);
@@ -1012,6 +1026,24 @@ static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
 	r->lkey = fm->mr->lkey;
 	r->rkey = fm->mr->rkey;
 	return 0;
+}
+
+static int mrrc_frwr_reg(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	return __mrrc_frwr_reg(c, r, NULL);
+}
+
+/*
+ * The data path posts the REG_MR of a user region on its connection's
+ * queue pair (same PD) ahead of the operation.  Kernel memory is left to
+ * mrrc_frwr_reg(): its callers do not post through the data path.
+ */
+static int mrrc_frwr_reg_prep(struct mrrc_cache *c, struct mrrc_region *r,
+			      struct ib_reg_wr *wr)
+{
+	if (!c->mm)
+		return -EOPNOTSUPP;
+	return __mrrc_frwr_reg(c, r, wr);
 }
 
 /*
@@ -1262,6 +1294,13 @@ static u64 mrrc_frwr_dereg(struct mrrc_cache *c, struct list_head *list,
 			r->mr = NULL;
 			continue;
 		}
+		if (r->reg_failed) {
+			/* Its key may or may not be valid: the MR goes first. */
+			mrrc_frwr_unmap(c, r->priv, true);
+			r->priv = NULL;
+			r->mr = NULL;
+			continue;
+		}
 		if (!wrs) {
 			/* No memory for a chain: one at a time, on the stack. */
 			struct ib_send_wr one;
@@ -1315,6 +1354,7 @@ const struct mrrc_registrar mrrc_registrar_fast = {
 	.name = "fast",
 	.pins = true,
 	.reg = mrrc_frwr_reg,
+	.reg_prep = mrrc_frwr_reg_prep,
 	.dereg = mrrc_frwr_dereg,
 	.reap = mrrc_frwr_reap_cache,
 	.quiesce = mrrc_frwr_quiesce,

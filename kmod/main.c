@@ -42,6 +42,11 @@ module_param_named(async_inval, mrrc_async_inval, bool, 0644);
 MODULE_PARM_DESC(async_inval,
 		 "fast mode: evicted regions are invalidated by unsignalled LOCAL_INV chains completed in the background, and their pages unpinned then; N waits for every chain in the evicting call (default Y)");
 
+bool mrrc_chain_reg = true;
+module_param_named(chain_reg, mrrc_chain_reg, bool, 0644);
+MODULE_PARM_DESC(chain_reg,
+		 "fast mode: a data-path miss's REG_MR goes on the connection's own queue pair ahead of the operation and is not waited for; N: it is waited for on the context's registration queue pair (default Y)");
+
 bool mrrc_remote_inv = true;
 module_param_named(remote_inv, mrrc_remote_inv, bool, 0644);
 MODULE_PARM_DESC(remote_inv,

@@ -155,6 +155,7 @@ extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
 extern bool mrrc_async_inval;
 extern bool mrrc_remote_inv;
+extern bool mrrc_chain_reg;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;

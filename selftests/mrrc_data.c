@@ -1194,6 +1194,131 @@ static int write_wait(struct pair *p, void *src, size_t len,
 	return r ? r : c.status;
 }
 
+
+/* Set a boolean module parameter; the old value in @old (Y or N). */
+static int param_set(const char *name, const char *v, char *old)
+{
+	int r = param_rw(name, old, 8, 0);
+
+	return r ?: param_rw(name, (char *)v, 0, 1);
+}
+
+/*
+ * A miss on the data path (issue 13, item 1): with chain_reg (the
+ * default) its REG_MR goes on the connection's queue pair ahead of the
+ * WRITE and the registration queue pair is not used; with chain_reg=N it
+ * is waited for there.  Either way the data arrives, and the second round
+ * over the same buffers hits and registers nothing.
+ */
+TEST_F(data, chained_miss_registers_on_the_connection)
+{
+	const size_t len = 16 << 10;
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_seg seg;
+	unsigned int k, i, round;
+	char old[8];
+	uint32_t h;
+
+	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 8 * len,
+			     MRRC_ACCESS_REMOTE_WRITE, &seg, &h));
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, param_set("chain_reg", k ? "N" : "Y", old));
+		for (round = 0; round < 2; round++) {
+			ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+			for (i = 0; i < 4; i++) {
+				uint8_t *src = self->cbuf + (k * 4 + i) * len;
+				struct mrrc_seg at = seg;
+
+				at.addr += i * len;
+				fill(src, len, 10 * k + i + round);
+				ASSERT_EQ(0, write_wait(&self->p, src, len, &at));
+				ASSERT_EQ(0, check(self->sbuf + i * len, len,
+						   10 * k + i + round));
+			}
+			ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+			if (round) {
+				/* Hits: nothing registered either way. */
+				EXPECT_EQ(st0.registrations, st1.registrations);
+				EXPECT_EQ(st0.reg_chained, st1.reg_chained);
+			} else if (!k) {
+				EXPECT_EQ(st0.reg_chained + 4, st1.reg_chained);
+				EXPECT_EQ(st0.reg_wrs, st1.reg_wrs);
+			} else {
+				EXPECT_EQ(st0.reg_chained, st1.reg_chained);
+				EXPECT_EQ(st0.reg_wrs + 4, st1.reg_wrs);
+			}
+			EXPECT_EQ(st0.reg_chain_failures,
+				  st1.reg_chain_failures);
+		}
+		ASSERT_EQ(0, param_rw("chain_reg", old, 0, 1));
+	}
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
+}
+
+/*
+ * Two connections of one context write from the same fresh buffers, the
+ * second posted while the first's chained REG_MR may still be in flight:
+ * the second waits for it (its queue pair is not ordered behind it) and
+ * both writes carry the right bytes.  Whether a given round had to wait
+ * depends on timing; every round must succeed.
+ */
+TEST_F(data, second_connection_waits_for_a_chained_registration)
+{
+	const size_t len = 16 << 10;
+	struct sockaddr_in sin;
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_conn_query q;
+	struct mrrc_seg seg;
+	uint32_t h, c2, s2, conns[2];
+	unsigned int i, n;
+	int r;
+
+	/* A second connection from the client context to the listener. */
+	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.lis, &q));
+	sin = vm_addr(q.local.port);
+	ASSERT_EQ(0, mrrc_connect(self->p.cfd, (struct sockaddr *)&sin, NULL,
+				  0, 0xc2, &c2));
+	r = wait_event(self->p.sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+	ASSERT_LT(0, r);
+	s2 = r;
+	ASSERT_EQ(0, mrrc_accept(self->p.sfd, s2, 0x5d));
+	ASSERT_LE(0, wait_event(self->p.sfd, MRRC_EVENT_ESTABLISHED, NULL));
+	ASSERT_LE(0, wait_event(self->p.cfd, MRRC_EVENT_ESTABLISHED, NULL));
+	conns[0] = self->p.sconn;
+	conns[1] = s2;
+	n = 1;
+	ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 128 * len,
+				 MRRC_ACCESS_REMOTE_WRITE, conns, 2, &seg, &n,
+				 &h));
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
+	for (i = 0; i < 64; i++) {
+		uint8_t *src = self->cbuf + i * len;
+		struct mrrc_wr a = wr(self->p.cconn, MRRC_OP_WRITE, src, len, 1);
+		struct mrrc_wr b = wr(c2, MRRC_OP_WRITE, src, len, 2);
+		struct mrrc_cqe c[2];
+
+		fill(src, len, 500 + i);
+		a.remote_addr = seg.addr + 2 * i * len;
+		b.remote_addr = seg.addr + (2 * i + 1) * len;
+		a.rkey = b.rkey = seg.rkey;
+		ASSERT_EQ(0, post1(self->p.cfd, a));
+		ASSERT_EQ(0, post1(self->p.cfd, b));
+		ASSERT_EQ(0, reap(self->p.cfd, c, 2));
+		ASSERT_EQ(0, c[0].status) TH_LOG("round %u", i);
+		ASSERT_EQ(0, c[1].status) TH_LOG("round %u", i);
+		ASSERT_EQ(0, check(self->sbuf + 2 * i * len, len, 500 + i));
+		ASSERT_EQ(0, check(self->sbuf + (2 * i + 1) * len, len,
+				   500 + i));
+	}
+	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st1));
+	EXPECT_EQ(st0.reg_chain_failures, st1.reg_chain_failures);
+	TH_LOG("%llu of 64 rounds chained, %llu waited for the other connection",
+	       (unsigned long long)(st1.reg_chained - st0.reg_chained),
+	       (unsigned long long)(st1.reg_chain_waits -
+				    st0.reg_chain_waits));
+	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
+}
+
 /*
  * The cache keeps a region across changes that leave every page in
  * place, mprotect() and fork(), and drops it when a page is replaced, as

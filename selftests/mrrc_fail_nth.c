@@ -2131,6 +2131,55 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 }
 
 /*
+ * A miss's REG_MR that the device refuses on the connection's queue pair
+ * (chain_reg, issue 13 item 1): the POST fails with the device's error
+ * and posts nothing, the region is dropped, not cached with a key that was
+ * never registered, nothing stays pinned, and the same POST then goes
+ * through, registered anew.
+ */
+TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
+{
+	uint8_t *src = self->cbuf + (512 << 10);
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_wr w;
+	char v[8];
+	bool fired;
+	int ret;
+
+	FN_NTH_REQUIRE();
+	if (param_rw("chain_reg", v, sizeof(v), 0) || v[0] != 'Y')
+		SKIP(return, "chain_reg is off");
+	pair_up(_metadata, self, MRRC_POLICY_MRE);
+	st0 = stats(self->cfd);
+	fill(src, 4096, 9);
+	w = wr(self->cconn, MRRC_OP_WRITE, src, 4096, 1);
+	w.remote_addr = self->rseg.addr;
+	w.rkey = self->rseg.rkey;
+	ASSERT_EQ(0, arm_one_fn("mrrc_dp_ib_post", -EIO));
+	ASSERT_EQ(0, nth_arm(self->nth, 1));
+	ret = post1(self->cfd, w);
+	fired = nth_disarm(self->nth);
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_TRUE(fired);
+	ASSERT_EQ(-EIO, ret);
+	st1 = stats(self->cfd);
+	EXPECT_EQ(st0.reg_chained + 1, st1.reg_chained);
+	EXPECT_EQ(st0.reg_chain_failures + 1, st1.reg_chain_failures);
+	EXPECT_EQ(st0.cached_regions, st1.cached_regions);
+	EXPECT_EQ(st0.pinned_pages, st1.pinned_pages);
+	EXPECT_EQ(st0.inuse_regions, st1.inuse_regions);
+
+	ASSERT_EQ(0, post1(self->cfd, w));
+	reap_ok(_metadata, self->cfd, 1);
+	ASSERT_EQ(0, check(self->sbuf, 4096, 9));
+	EXPECT_EQ(st1.reg_chained + 1, stats(self->cfd).reg_chained);
+	conn_alive(_metadata, self);
+	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
+	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
+	all_clean(_metadata, self);
+}
+
+/*
  * A revocation whose invalidation fails (issue 12, finding 8): the
  * LOCAL_INV chain of UNEXPORT is made to fail (mrrc_frwr_post_wait), so
  * the export's MR must be destroyed instead, before its pages are let go.

@@ -516,6 +516,15 @@ struct mrrc_cache_stats {
 	__aligned_u64 export_bytes;	/* now: bytes they expose */
 	/* mm notifier callbacks that kept a region (fork, mprotect, ...) */
 	__aligned_u64 notifier_kept;
+	/*
+	 * Data-path misses whose IB_WR_REG_MR went on the connection's own
+	 * queue pair ahead of the operation, not waited for (module
+	 * parameter chain_reg); requests that waited for such a REG_MR of
+	 * another connection; and those that failed (the region dropped)
+	 */
+	__aligned_u64 reg_chained;
+	__aligned_u64 reg_chain_waits;
+	__aligned_u64 reg_chain_failures;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

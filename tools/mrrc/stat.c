@@ -25,7 +25,8 @@ static const struct {
 	F(reg_wrs), F(inv_wrs), F(inv_chains), F(qp_resets),
 	F(fast_fallbacks), F(whole_ranges), F(exposures), F(expo_ordinary),
 	F(exposed), F(reg_timeouts), F(exports), F(exported),
-	F(export_bytes), F(notifier_kept),
+	F(export_bytes), F(notifier_kept), F(reg_chained),
+	F(reg_chain_waits), F(reg_chain_failures),
 };
 
 #undef F
@@ -84,7 +85,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"lost registration WRs   %" PRIu64 "\n"
 		"exports                 %" PRIu64 " made, %" PRIu64
 		" live (%" PRIu64 " bytes)\n"
-		"notifier events kept    %" PRIu64 "\n",
+		"notifier events kept    %" PRIu64 "\n"
+		"chained REG_MRs         %" PRIu64 " (%" PRIu64 " waited for, %"
+		PRIu64 " failed)\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
 		(uint64_t)s->hit_span, (uint64_t)s->overlap,
@@ -106,7 +109,9 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->exposures, (uint64_t)s->expo_ordinary,
 		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts,
 		(uint64_t)s->exports, (uint64_t)s->exported,
-		(uint64_t)s->export_bytes, (uint64_t)s->notifier_kept);
+		(uint64_t)s->export_bytes, (uint64_t)s->notifier_kept,
+		(uint64_t)s->reg_chained, (uint64_t)s->reg_chain_waits,
+		(uint64_t)s->reg_chain_failures);
 }
 
 /* JSON: an object of the counters, the hit ratio and the page size. */
