@@ -44,6 +44,7 @@
  * Every line also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,9 +485,14 @@ static void batched_dereg(uint32_t mode, const char *name)
 	emit("cost_model_batch_c_ns", c, "ns", name, 4096, 1, IT);
 }
 
-static int set_async_inval(const char *v)
+/* Set module parameter @name to @v. */
+static int set_param(const char *name, const char *v)
 {
-	FILE *f = fopen("/sys/module/mrrc/parameters/async_inval", "we");
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/mrrc/parameters/%s", name);
+	f = fopen(path, "we");
 
 	if (!f)
 		return -errno;
@@ -515,7 +521,7 @@ static void evict_churn(void)
 			struct result r;
 			int fd, ret;
 
-			if ((ret = set_async_inval(async ? "Y" : "N"))) {
+			if ((ret = set_param("async_inval", async ? "Y" : "N"))) {
 				fprintf(stderr, "bench_reg: async_inval: %s: no evict_churn lines\n",
 					strerror(-ret));
 				munmap(buf, 64 * 4096);
@@ -548,7 +554,7 @@ static void evict_churn(void)
 			cur_keys = "";
 		}
 	}
-	set_async_inval("Y");
+	set_param("async_inval", "Y");
 	munmap(buf, 64 * 4096);
 }
 
@@ -798,26 +804,61 @@ static void post_lines(enum post_kind k, const struct result *r, double ord)
 	     4096, 1, r[k].iters);
 }
 
-/* miss_write and ordinary_write at 4-128 KiB (fast, then ordinary). */
+/*
+ * Module parameter chain_reg for what follows, and the "chain" key of the
+ * lines it concerns: a miss's REG_MR on the connection's queue pair ahead
+ * of the operation ("on", the default), or waited for on the
+ * registration queue pair ("off").  False if the module has no such
+ * parameter (then only "on" lines are written: the module's only way).
+ */
+static bool set_chain(bool on)
+{
+	int ret = set_param("chain_reg", on ? "Y" : "N");
+
+	if (ret && !on)
+		return false;
+	cur_keys = on ? ",\"chain\":\"on\"" : ",\"chain\":\"off\"";
+	return true;
+}
+
+/*
+ * miss_write (chain_reg on and off) and ordinary_write at 4-128 KiB (fast,
+ * then ordinary).
+ */
 static void cold_writes(char *buf)
 {
 	static const size_t wsizes[] = { 4096, 16384, 65536, 131072 };
-	struct result m[4], o;
-	unsigned int s;
+	struct result m[2][4], o;
+	unsigned int s, on, ran[2] = { 0 };
 
-	for (s = 0; s < 4; s++) {
-		m[s] = write_cold(0, buf, wsizes[s]);
-		emit("latency_median", m[s].median, "ns", "miss_write",
-		     wsizes[s], 1, m[s].iters);
+	for (on = 2; on-- > 0;) {
+		if (!set_chain(on))
+			continue;
+		ran[on] = 1;
+		for (s = 0; s < 4; s++) {
+			m[on][s] = write_cold(0, buf, wsizes[s]);
+			emit("latency_median", m[on][s].median, "ns",
+			     "miss_write", wsizes[s], 1, m[on][s].iters);
+		}
 	}
+	set_chain(true);
+	cur_keys = "";
 	bench_pair_close(&pp);
 	post_pair_open(MRRC_MODE_ORDINARY);
 	for (s = 0; s < 4; s++) {
 		o = write_cold(1, buf, wsizes[s]);
 		emit("latency_median", o.median, "ns", "ordinary_write",
 		     wsizes[s], 1, o.iters);
-		emit("speedup_vs_ordinary_write", o.median / m[s].median,
-		     "ratio", "miss_write", wsizes[s], 1, m[s].iters);
+		for (on = 2; on-- > 0;) {
+			if (!ran[on])
+				continue;
+			set_chain(on);
+			emit("speedup_vs_ordinary_write",
+			     o.median / m[on][s].median, "ratio", "miss_write",
+			     wsizes[s], 1, m[on][s].iters);
+		}
+		set_chain(true);
+		cur_keys = "";
 	}
 	bench_pair_close(&pp);
 }
@@ -841,10 +882,16 @@ static void post_costs(double ord4k)
 	post_pair_open(MRRC_MODE_FAST);
 	for (unsigned int b = 0; b < 3; b++) {
 		cur_batch = batches[b];
-		for (int k = POST_HIT; k <= POST_MISS; k++) {
-			post_cost(batches[b], k, buf, mbuf, r);
-			post_lines(k, r, ord4k);
+		post_cost(batches[b], POST_HIT, buf, mbuf, r);
+		post_lines(POST_HIT, r, ord4k);
+		for (int on = 2; on-- > 0;) {
+			if (!set_chain(on))
+				continue;
+			post_cost(batches[b], POST_MISS, buf, mbuf, r);
+			post_lines(POST_MISS, r, ord4k);
 		}
+		set_chain(true);
+		cur_keys = "";
 	}
 	cur_batch = 1;
 	cold_writes(buf);
