@@ -1027,6 +1027,21 @@ void mrrc_cache_release_op(struct mrrc_cache *c, u32 id)
 	WARN_ON_ONCE(__mrrc_cache_release(c, id, true));
 }
 
+/*
+ * @e's chained REG_MR failed or was never posted: its key may or may not
+ * be valid, so the MR is destroyed, not invalidated.  c->mutex held.
+ */
+static void mrrc_expo_revoke_broken(struct mrrc_cache *c, struct mrrc_expo *e)
+{
+	WARN_ON_ONCE(e->n != 1);
+	mrrc_frwr_unexpose_broken(c, e->fm[0]);
+	e->fm[0] = NULL;
+	c->st.exposed -= e->n;
+	e->n = 0;
+	e->rinv = false;
+	e->chained = false;
+}
+
 /* Revoke every range of @e; c->mutex held. */
 static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
 {
@@ -1050,6 +1065,7 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
 	c->st.exposed -= e->n;
 	e->n = 0;
 	e->rinv = false;
+	e->chained = false;
 }
 
 /**
@@ -1062,6 +1078,12 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
  * @n: entries of @segs
  * @access: MRRC_ACCESS_* rights the peer gets
  * @e: receives the exposure; revoke it with mrrc_cache_unexpose()
+ * @prep: NULL, or room for one REG_MR: a single fast range may then be
+ *	left unregistered with e->chained set, its REG_MR in @prep for the
+ *	caller to post on the operation's connection (wr_cqe e->reg_cqe,
+ *	whose completion calls mrrc_cache_expo_done()) before anything that
+ *	tells the peer the key; if it cannot be posted, the caller calls
+ *	mrrc_cache_expo_done() with false itself
  *
  * The regions of the cache stay local (their keys carry no remote rights
  * for the data path).  Each segment gets a registration of its own over
@@ -1074,7 +1096,8 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
  * ib_reg_user_mr() returns); nothing is exposed on error.
  */
 int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
-		      unsigned int n, u32 access, struct mrrc_expo *e)
+		      unsigned int n, u32 access, struct mrrc_expo *e,
+		      struct ib_reg_wr *prep)
 {
 	struct mrrc_frwr_mr *fms[MRRC_EXPO_MAX];
 	struct mrrc_region *frs[MRRC_EXPO_MAX];
@@ -1129,8 +1152,10 @@ int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
 		segs[i].rkey = e->mr[i]->rkey;
 		c->st.expo_ordinary++;
 	}
+	if (prep && (n != 1 || nf != 1))
+		prep = NULL;
 	if (!ret && nf)
-		ret = mrrc_frwr_expose(c, frs, fsegs, nf, access, fms);
+		ret = mrrc_frwr_expose(c, frs, fsegs, nf, access, fms, prep);
 	if (ret) {
 		for (i = 0; i < n; i++)
 			if (e->mr[i])
@@ -1146,6 +1171,11 @@ int mrrc_cache_expose(struct mrrc_cache *c, u32 id, struct mrrc_seg *segs,
 		trace_mrrc_expose(c->pid, segs[i].addr, segs[i].length,
 				  segs[i].rkey, e->fm[i]);
 	e->n = n;
+	if (prep) {
+		e->chained = true;
+		e->reg_state = MRRC_DEFER_PENDING;
+		c->st.expo_chained++;
+	}
 	c->st.exposures += n;
 	c->st.exposed += n;
 out:
@@ -1165,9 +1195,42 @@ void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e)
 {
 	if (!e->n)
 		return;
+	/*
+	 * A REG_MR still queued on the connection must not execute after the
+	 * invalidation: wait for its completion, or its flush when the
+	 * connection fails or goes (the transport bounds both).
+	 */
+	while (e->chained &&
+	       !wait_event_timeout(c->defer_wq,
+				   /* pairs with mrrc_cache_expo_done() */
+				   smp_load_acquire(&e->reg_state) !=
+				   MRRC_DEFER_PENDING,
+				   MRRC_DEFER_WAIT_S * HZ))
+		pr_warn_ratelimited("an exposure's REG_MR has not completed in %d s\n",
+				    MRRC_DEFER_WAIT_S);
 	mutex_lock(&c->mutex);
-	mrrc_expo_revoke(c, e);
+	if (e->chained && e->reg_state != MRRC_DEFER_DONE)
+		mrrc_expo_revoke_broken(c, e);
+	else
+		mrrc_expo_revoke(c, e);
 	mutex_unlock(&c->mutex);
+}
+
+/**
+ * mrrc_cache_expo_done() - an exposure's chained REG_MR completed, or never
+ *	will
+ * @c: the cache
+ * @e: the exposure (e->chained); not to be touched after this call
+ * @ok: it completed successfully
+ *
+ * Any context.
+ */
+void mrrc_cache_expo_done(struct mrrc_cache *c, struct mrrc_expo *e, bool ok)
+{
+	/* The MR's state, seen by mrrc_cache_unexpose() with the state. */
+	smp_store_release(&e->reg_state,
+			  ok ? MRRC_DEFER_DONE : MRRC_DEFER_FAILED);
+	wake_up_all(&c->defer_wq);
 }
 
 /**

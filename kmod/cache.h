@@ -280,6 +280,15 @@ struct mrrc_frwr_mr;
 struct mrrc_expo {
 	u8 n;
 	bool rinv;		/* fm[0] was invalidated by the peer */
+	/*
+	 * fm[0]'s REG_MR went on the operation's connection, not waited for
+	 * (mrrc_cache_expose() with @prep): revoking waits for @reg_state to
+	 * leave MRRC_DEFER_PENDING (mrrc_cache_expo_done(), from the
+	 * completion of @reg_cqe).
+	 */
+	bool chained;
+	int reg_state;
+	struct ib_cqe reg_cqe;
 	struct mrrc_frwr_mr *fm[MRRC_EXPO_MAX];
 	struct ib_mr *mr[MRRC_EXPO_MAX];
 };
@@ -288,10 +297,11 @@ int mrrc_ib_access(u32 access);
 u32 mrrc_frwr_max_pages(struct mrrc_frwr *f);
 int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 		     struct mrrc_seg *segs, unsigned int n, u32 access,
-		     struct mrrc_frwr_mr **fms);
+		     struct mrrc_frwr_mr **fms, struct ib_reg_wr *prep);
 void mrrc_frwr_unexpose(struct mrrc_cache *c, struct mrrc_frwr_mr **fms,
 			unsigned int n);
 void mrrc_frwr_unexposed(struct mrrc_cache *c, struct mrrc_frwr_mr *fm);
+void mrrc_frwr_unexpose_broken(struct mrrc_cache *c, struct mrrc_frwr_mr *fm);
 void mrrc_frwr_destroy(struct mrrc_frwr *f);
 void mrrc_frwr_stats(struct mrrc_frwr *f, struct mrrc_frwr_stats *st);
 
@@ -397,7 +407,9 @@ void mrrc_cache_defer_done(struct mrrc_defer *d, bool ok);
 int mrrc_cache_release(struct mrrc_cache *c, u32 handle);
 void mrrc_cache_release_op(struct mrrc_cache *c, u32 handle);
 int mrrc_cache_expose(struct mrrc_cache *c, u32 handle, struct mrrc_seg *segs,
-		      unsigned int n, u32 access, struct mrrc_expo *e);
+		      unsigned int n, u32 access, struct mrrc_expo *e,
+		      struct ib_reg_wr *prep);
+void mrrc_cache_expo_done(struct mrrc_cache *c, struct mrrc_expo *e, bool ok);
 void mrrc_cache_unexpose(struct mrrc_cache *c, struct mrrc_expo *e);
 void mrrc_cache_export_count(struct mrrc_cache *c, int n, u64 bytes);
 int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,

@@ -944,13 +944,9 @@ static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 	mrrc_conn_kick(conn);
 }
 
-/* A chained REG_MR completed on the connection's queue pair. */
-static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+/* A chained REG_MR's slot is free again; an error fails the connection. */
+static void mrrc_chain_reg_done(struct mrrc_conn *conn, struct ib_wc *wc)
 {
-	struct mrrc_defer *d = container_of(wc->wr_cqe, struct mrrc_defer, cqe);
-	struct mrrc_conn *conn = cq->cq_context;
-
-	mrrc_cache_defer_done(d, wc->status == IB_WC_SUCCESS);
 	spin_lock_bh(&conn->lock);
 	conn->sq_free++;
 	mrrc_conn_kick(conn);
@@ -959,15 +955,65 @@ static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 		mrrc_conn_fail(conn, mrrc_wc_errno(conn, wc->status));
 }
 
+/* A miss's chained REG_MR completed on the connection's queue pair. */
+static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_defer *d = container_of(wc->wr_cqe, struct mrrc_defer, cqe);
+
+	mrrc_cache_defer_done(d, wc->status == IB_WC_SUCCESS);
+	mrrc_chain_reg_done(cq->cq_context, wc);
+}
+
+/* An exposure's chained REG_MR completed on the connection's queue pair. */
+static void mrrc_expo_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mrrc_op *op = container_of(wc->wr_cqe, struct mrrc_op,
+					  expo.reg_cqe);
+	struct mrrc_conn *conn = cq->cq_context;
+
+	/* The op may be gone once its exposure is told. */
+	mrrc_cache_expo_done(conn->ctx->cache, &op->expo,
+			     wc->status == IB_WC_SUCCESS);
+	mrrc_chain_reg_done(conn, wc);
+}
+
+/* Give back send queue slots reserved for chained REG_MRs and not used. */
+static void mrrc_sq_unreserve(struct mrrc_conn *conn, unsigned int n)
+{
+	if (!n)
+		return;
+	spin_lock_bh(&conn->lock);
+	conn->sq_free += n;
+	mrrc_conn_kick(conn);
+	spin_unlock_bh(&conn->lock);
+}
+
+/* Post a chained REG_MR in a reserved slot (conn->lock held). */
+static int mrrc_chain_post(struct mrrc_conn *conn, struct ib_reg_wr *wr,
+			   struct ib_cqe *cqe, unsigned int *reserved)
+{
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->state != MRRC_CS_ESTABLISHED)
+		return -ENOTCONN;
+	wr->wr.wr_cqe = cqe;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	ret = mrrc_dp_ib_post(conn, &wr->wr);
+	if (!ret)
+		(*reserved)--;
+	return ret;
+}
+
 /*
  * Post the REG_MRs mrrc_cache_reg_defer() left in @dl on @conn's queue
- * pair, in the @reserved send queue slots taken for them; the rest of the
- * slots go back.  Later work requests on this queue pair are ordered
- * behind them.  Return: 0, or -ENOTCONN / the post's error: then none is
- * in flight that was not posted, and the operation must not go.
+ * pair, in send queue slots reserved for them (*@reserved, less those
+ * used).  Later work requests on this queue pair are ordered behind them.
+ * Return: 0, or -ENOTCONN / the post's error: then every one not posted
+ * is ended as failed, and the operation must not go.
  */
 static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
-			   unsigned int reserved)
+			   unsigned int *reserved)
 {
 	unsigned int i;
 	int ret = 0;
@@ -977,23 +1023,40 @@ static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
 		struct mrrc_defer *d = dl->d[i];
 
 		d->cqe.done = mrrc_defer_reg_done;
-		d->wr.wr.wr_cqe = &d->cqe;
-		d->wr.wr.send_flags = IB_SEND_SIGNALED;
-		if (!ret && conn->state != MRRC_CS_ESTABLISHED)
-			ret = -ENOTCONN;
 		if (!ret)
-			ret = mrrc_dp_ib_post(conn, &d->wr.wr);
-		if (ret) {
+			ret = mrrc_chain_post(conn, &d->wr, &d->cqe, reserved);
+		if (ret)
 			mrrc_cache_defer_done(d, false);
-			continue;
-		}
-		reserved--;
 	}
 	dl->n = 0;
-	conn->sq_free += reserved;
-	if (reserved)
-		mrrc_conn_kick(conn);
 	spin_unlock_bh(&conn->lock);
+	return ret;
+}
+
+/*
+ * Expose a RECV's or STCRW's range; a single fast range's REG_MR goes on
+ * @conn's queue pair ahead of the advertisement that will carry its key,
+ * when a slot is reserved for it.
+ */
+static int mrrc_op_expose(struct mrrc_conn *conn, struct mrrc_cache *c,
+			  struct mrrc_op *op, struct mrrc_reg_out *out,
+			  struct mrrc_seg *segs, unsigned int *reserved)
+{
+	struct ib_reg_wr ewr;
+	int ret;
+
+	ret = mrrc_cache_expose(c, out->handle, segs, out->nsegs,
+				MRRC_ACCESS_LOCAL_WRITE |
+				MRRC_ACCESS_REMOTE_WRITE, &op->expo,
+				*reserved ? &ewr : NULL);
+	if (ret || !op->expo.chained)
+		return ret;
+	op->expo.reg_cqe.done = mrrc_expo_reg_done;
+	spin_lock_bh(&conn->lock);
+	ret = mrrc_chain_post(conn, &ewr, &op->expo.reg_cqe, reserved);
+	spin_unlock_bh(&conn->lock);
+	if (ret)
+		mrrc_cache_expo_done(c, &op->expo, false);
 	return ret;
 }
 
@@ -1051,9 +1114,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op) {
-		/* Nothing deferred yet: this gives the slots back. */
-		if (reserved)
-			mrrc_defer_post(conn, &dl, reserved);
+		mrrc_sq_unreserve(conn, reserved);
 		return -ENOMEM;
 	}
 	access = mrrc_wr_access(wr->opcode);
@@ -1066,22 +1127,27 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 					   MRRC_OP_SGE, &out,
 					   reserved ? &dl : NULL);
 	if (reserved) {
-		int err = mrrc_defer_post(conn, &dl, reserved);
+		int err = mrrc_defer_post(conn, &dl, &reserved);
 
 		if (!ret && err) {
 			mrrc_cache_release_op(c, out.handle);
 			ret = err;
 		}
 	}
-	if (ret)
+	if (ret) {
+		mrrc_sq_unreserve(conn, reserved);
 		goto err_free;
-	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
-		ret = mrrc_cache_expose(c, out.handle, segs, out.nsegs,
-					MRRC_ACCESS_LOCAL_WRITE |
-					MRRC_ACCESS_REMOTE_WRITE, &op->expo);
-		if (ret)
-			goto err_release;
 	}
+	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
+		ret = mrrc_op_expose(conn, c, op, &out, segs, &reserved);
+		if (ret) {
+			mrrc_sq_unreserve(conn, reserved);
+			if (op->expo.n)
+				goto err_unexpose;
+			goto err_release;
+		}
+	}
+	mrrc_sq_unreserve(conn, reserved);
 	op->handle = out.handle;
 	op->opcode = wr->opcode;
 	op->len = wr->len;

@@ -169,7 +169,7 @@ int mrrc_export_create(struct mrrc_ctx *ctx, struct mrrc_export *cmd)
 	if (ret)
 		goto out_id;
 	ret = mrrc_cache_expose(c, out.handle, segs, out.nsegs, access | local,
-				&x->expo);
+				&x->expo, NULL);
 	if (ret) {
 		mrrc_cache_release_op(c, out.handle);
 		goto out_id;

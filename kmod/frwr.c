@@ -1419,9 +1419,11 @@ static int mrrc_frwr_map_range(struct mrrc_region *r, struct mrrc_frwr_mr *fm,
  * @n: ranges, at most MRRC_EXPO_MAX
  * @access: MRRC_ACCESS_* rights of the exposures
  * @fms: receives each range's MR
+ * @prep: NULL, or where a single range's REG_MR is left for the caller
  *
  * Each range gets an MR of its own from the pools, a fresh random key byte
- * and one IB_WR_REG_MR; the chain is waited for once.
+ * and one IB_WR_REG_MR; the chain is waited for once.  With @prep (one
+ * range), the REG_MR is left there for the caller to post instead.
  *
  * Return: 0; -E2BIG if a range is larger than the biggest pooled MR;
  * -ENOMEM; -EIO if the registration failed on the wire.  Nothing is
@@ -1429,7 +1431,7 @@ static int mrrc_frwr_map_range(struct mrrc_region *r, struct mrrc_frwr_mr *fm,
  */
 int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 		     struct mrrc_seg *segs, unsigned int n, u32 access,
-		     struct mrrc_frwr_mr **fms)
+		     struct mrrc_frwr_mr **fms, struct ib_reg_wr *prep)
 {
 	struct ib_reg_wr rw[MRRC_EXPO_MAX] = {};
 	struct mrrc_frwr *f = c->frwr;
@@ -1438,7 +1440,7 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 	unsigned int i, got = 0;
 	int ret = 0;
 
-	if (WARN_ON_ONCE(!f || n > MRRC_EXPO_MAX))
+	if (WARN_ON_ONCE(!f || n > MRRC_EXPO_MAX || (prep && n != 1)))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		u64 first = segs[i].addr >> PAGE_SHIFT;
@@ -1467,6 +1469,15 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 		return ret;
 	}
 
+	if (prep) {
+		memset(prep, 0, sizeof(*prep));
+		prep->wr.opcode = IB_WR_REG_MR;
+		prep->mr = fms[0]->mr;
+		prep->key = fms[0]->mr->rkey;
+		prep->access = mrrc_ib_access(access);
+		segs[0].rkey = fms[0]->mr->rkey;
+		return 0;
+	}
 	w = mrrc_frwr_wait_new();
 	if (!w) {
 		for (i = 0; i < n; i++) {
@@ -1510,6 +1521,18 @@ int mrrc_frwr_expose(struct mrrc_cache *c, struct mrrc_region **rs,
 void mrrc_frwr_unexposed(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
 {
 	mrrc_frwr_put(c->frwr, fm, false);
+}
+
+/**
+ * mrrc_frwr_unexpose_broken() - destroy an exposure's MR whose REG_MR failed
+ * @c: the cache; c->mutex held
+ * @fm: the MR, from mrrc_frwr_expose()
+ */
+void mrrc_frwr_unexpose_broken(struct mrrc_cache *c, struct mrrc_frwr_mr *fm)
+{
+	ib_dereg_mr(fm->mr);
+	fm->mr = NULL;
+	mrrc_frwr_put(c->frwr, fm, true);
 }
 
 /**

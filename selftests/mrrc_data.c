@@ -1250,6 +1250,32 @@ TEST_F(data, chained_miss_registers_on_the_connection)
 			EXPECT_EQ(st0.reg_chain_failures,
 				  st1.reg_chain_failures);
 		}
+		/* A RECV's exposure goes the same way (one range, pooled). */
+		ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st0));
+		for (i = 0; i < 4; i++) {
+			uint8_t *dst = self->sbuf + 2 * MiB;
+			struct mrrc_cqe c[2];
+
+			memset(dst, 0, len + 1);
+			fill(self->cbuf, len, 40 + i);
+			ASSERT_EQ(0, post1(self->p.sfd,
+					   wr(self->p.sconn, MRRC_OP_RECV, dst,
+					      len + 1, 7)));
+			ASSERT_EQ(0, post1(self->p.cfd,
+					   wr(self->p.cconn, MRRC_OP_SEND,
+					      self->cbuf, len, 8)));
+			ASSERT_EQ(0, reap(self->p.cfd, &c[0], 1));
+			ASSERT_EQ(0, reap(self->p.sfd, &c[1], 1));
+			ASSERT_EQ(0, c[0].status);
+			ASSERT_EQ(0, c[1].status);
+			ASSERT_EQ(len, c[1].byte_len);
+			ASSERT_EQ(0, check(dst, len, 40 + i));
+			ASSERT_EQ(0, dst[len]);
+		}
+		ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st1));
+		EXPECT_EQ(st0.expo_chained + (k ? 0 : 4), st1.expo_chained);
+		EXPECT_EQ(st0.exposures + 4, st1.exposures);
+		EXPECT_EQ(st0.exposed, st1.exposed);
 		ASSERT_EQ(0, param_rw("chain_reg", old, 0, 1));
 	}
 	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));

@@ -2174,6 +2174,32 @@ TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
 	ASSERT_EQ(0, check(self->sbuf, 4096, 9));
 	EXPECT_EQ(st1.reg_chained + 1, stats(self->cfd).reg_chained);
 	conn_alive(_metadata, self);
+
+	/*
+	 * A RECV whose exposure's REG_MR the device refuses: the same, and
+	 * nothing stays exposed.  Its region is cached first, so that the
+	 * exposure's REG_MR is the only one the POST posts.
+	 */
+	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
+	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
+	two_sided_done(_metadata, self);
+	st0 = stats(self->sfd);
+	ASSERT_EQ(0, arm_one_fn("mrrc_dp_ib_post", -EIO));
+	ASSERT_EQ(0, nth_arm(self->nth, 1));
+	ret = post1(self->sfd, recv_wr(self));
+	fired = nth_disarm(self->nth);
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_TRUE(fired);
+	ASSERT_EQ(-EIO, ret);
+	st1 = stats(self->sfd);
+	EXPECT_EQ(st0.expo_chained + 1, st1.expo_chained);
+	EXPECT_EQ(st0.exposed, st1.exposed);
+	EXPECT_EQ(st0.inuse_regions, st1.inuse_regions);
+	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
+	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
+	two_sided_done(_metadata, self);
+	EXPECT_EQ(st1.expo_chained + 1, stats(self->sfd).expo_chained);
+	conn_alive(_metadata, self);
 	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
 	all_clean(_metadata, self);

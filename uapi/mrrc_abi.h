@@ -525,6 +525,8 @@ struct mrrc_cache_stats {
 	__aligned_u64 reg_chained;
 	__aligned_u64 reg_chain_waits;
 	__aligned_u64 reg_chain_failures;
+	/* RECV and STCRW exposures whose REG_MR went the same way */
+	__aligned_u64 expo_chained;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

@@ -68,6 +68,15 @@ def pick(rows, **keys):
     return hits[0]["value"] if hits else None
 
 
+def pick_chain(rows, chain, **keys):
+    """pick() of a line with "chain": @chain; a line without the key (a run
+    before chain_reg existed) counts as "on", the module's only way then."""
+    v = pick(rows, chain=chain, **keys)
+    if v is None and chain == "on":
+        v = pick([r for r in rows if "chain" not in r], **keys)
+    return v
+
+
 def table(hdr, rows):
     w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(hdr)]
     line = "  ".join("=" * x for x in w)
@@ -185,21 +194,33 @@ def t_post(datadir, kernel=None, file="reg"):
         f = add / ordinary
         return f"1/{1 / f:.0f}" if 0 < f < 0.5 else f"{f:.2f}"
 
+    waited = any(r.get("chain") == "off" for r in rows)
     for b in (1, 16, 64):
         def v(metric, mode):
             return pick(rows, metric=metric, mode=mode, size_bytes=4096, batch=b)
+
+        def m(metric, mode, chain="on"):
+            return pick_chain(rows, chain, metric=metric, mode=mode,
+                              size_bytes=4096, batch=b)
         held = v("latency_median", "post_held")
         if held is None or not ordinary:
             continue
         hit = v("added_latency_median", "hit_in_post")
-        mheld = v("latency_median", "post_held_beside_miss")
-        miss = v("added_latency_median", "miss_in_post")
-        body.append([str(b), us(held), us(hit), frac(hit), us(mheld),
-                     us(miss), frac(miss)])
+        mheld = m("latency_median", "post_held_beside_miss")
+        miss = m("added_latency_median", "miss_in_post")
+        row = [str(b), us(held), us(hit), frac(hit), us(mheld),
+               us(miss), frac(miss)]
+        if waited:
+            wmiss = m("added_latency_median", "miss_in_post", "off")
+            row += [us(wmiss), frac(wmiss)]
+        body.append(row)
     if not body:
         raise DataError("reg: no post_held lines")
-    return table(["batch", "held / op", "hit adds", "of ordinary",
-                  "held / op", "miss adds", "of ordinary"], body) + [
+    hdr = ["batch", "held / op", "hit adds", "of ordinary",
+           "held / op", "miss adds", "of ordinary"]
+    if waited:
+        hdr += ["waited miss adds", "of ordinary"]
+    return table(hdr, body) + [
         "", f"(An ordinary 4 KiB register + release cycle: {us(ordinary)} µs "
         "in this run.)"] + where(rows)
 
@@ -208,16 +229,26 @@ def t_cold_write(datadir, kernel=None, file="reg"):
     """A buffer made usable and written once: miss in the POST vs ordinary."""
     rows = of_kernel(load(datadir, file), kernel)
     body = []
+    waited = any(r.get("chain") == "off" for r in rows)
     for s in SIZES:
-        m = pick(rows, metric="latency_median", mode="miss_write", size_bytes=s)
+        m = pick_chain(rows, "on", metric="latency_median", mode="miss_write",
+                       size_bytes=s)
         o = pick(rows, metric="latency_median", mode="ordinary_write", size_bytes=s)
         if m is None or o is None:
             continue
-        body.append([size_name(s), us(o), us(m), ratio(m, o)])
+        row = [size_name(s), us(o), us(m), ratio(m, o)]
+        if waited:
+            w = pick(rows, chain="off", metric="latency_median",
+                     mode="miss_write", size_bytes=s)
+            row += [us(w), ratio(w, o)]
+        body.append(row)
     if not body:
         raise DataError("reg: no miss_write lines")
-    return table(["size", "ordinary reg + write (µs)", "miss in POST (µs)",
-                  "miss/ordinary"], body) + where(rows)
+    hdr = ["size", "ordinary reg + write (µs)", "miss in POST (µs)",
+           "miss/ordinary"]
+    if waited:
+        hdr += ["waited miss (µs)", "waited/ordinary"]
+    return table(hdr, body) + where(rows)
 
 
 def t_ops(datadir):
