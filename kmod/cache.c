@@ -235,15 +235,16 @@ void mrrc_cache_defer_done(struct mrrc_defer *d, bool ok)
 {
 	struct mrrc_region *r = d->r;
 	struct mrrc_cache *c = r->cache;
-	unsigned long flags;
 
-	spin_lock_irqsave(&c->defer_lock, flags);
+	spin_lock_bh(&c->defer_lock);
 	WRITE_ONCE(r->defer_state, ok ? MRRC_DEFER_DONE : MRRC_DEFER_FAILED);
 	list_add_tail(&d->node, &c->defer_done);
-	spin_unlock_irqrestore(&c->defer_lock, flags);
-	wake_up_all(&c->defer_wq);
-	/* Cache destroy waits for every deferral before it cancels this. */
-	mod_delayed_work(system_wq, &c->reap_work, 0);
+	spin_unlock_bh(&c->defer_lock);
+	/*
+	 * The next request reaps it; the reaper a tick later if none comes.
+	 * Cache destroy reaps every deferral before it cancels the reaper.
+	 */
+	queue_delayed_work(system_wq, &c->reap_work, 1);
 }
 
 static bool mrrc_cache_has_deferred(struct mrrc_cache *c)
@@ -261,9 +262,9 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 	LIST_HEAD(todo);
 
 	lockdep_assert_held(&c->mutex);
-	spin_lock_irq(&c->defer_lock);
+	spin_lock_bh(&c->defer_lock);
 	list_splice_init(&c->defer_done, &todo);
-	spin_unlock_irq(&c->defer_lock);
+	spin_unlock_bh(&c->defer_lock);
 
 	list_for_each_entry_safe(d, tmp, &todo, node) {
 		struct mrrc_region *r = d->r;
@@ -279,19 +280,6 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 		kfree(d);
 		mrrc_region_put(c, r);
 	}
-}
-
-/* Wait, c->mutex held, for another owner's REG_MR of @r to complete. */
-static int mrrc_region_wait_defer(struct mrrc_cache *c, struct mrrc_region *r)
-{
-	long left;
-
-	c->st.reg_chain_waits++;
-	left = wait_event_timeout(c->defer_wq,
-				  READ_ONCE(r->defer_state) !=
-				  MRRC_DEFER_PENDING,
-				  MRRC_DEFER_WAIT_S * HZ);
-	return left ? 0 : -ETIMEDOUT;
 }
 
 /* A request failed after some of its misses were prepared: none is posted. */
@@ -552,8 +540,8 @@ again:
 		spin_unlock(&c->inval_lock);
 		if (stale) {
 			/* Never posted: destroyed with its MR. */
-			kfree(d);
 			r->reg_failed = !!d;
+			kfree(d);
 			mrrc_region_destroy(c, r);
 			if (++tries < MRRC_REG_RETRIES)
 				goto again;
@@ -780,8 +768,9 @@ int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
  *	segments, and ends each with mrrc_cache_defer_done() (from its
  *	completion, or with false if it could not be posted)
  *
- * A cached region whose REG_MR another owner has not yet seen complete is
- * waited for (-ETIMEDOUT after MRRC_DEFER_WAIT_S).
+ * A range that meets a cached region whose REG_MR is still in flight on
+ * another owner's queue pair is registered whole, uncached, instead of
+ * waiting for it.
  *
  * Return: as mrrc_cache_reg().  On error @dl is empty.
  */
@@ -791,7 +780,7 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 {
 	struct rb_root_cached *root = &c->tree[access & MRRC_ACCESS_ALL];
 	struct mrrc_piece small[8], *pieces = small;
-	unsigned int n, i, ncached, ngaps, tries = 0;
+	unsigned int n, i, ncached, ngaps;
 	unsigned long s, l;
 	u64 gap_pages = 0;
 	int ret;
@@ -807,7 +796,6 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		goto out_unlock;
 	}
 	c->st.requests++;
-again:
 	if (mrrc_cache_has_invalid(c))
 		mrrc_cache_reap(c);
 	if (mrrc_cache_has_deferred(c))
@@ -843,25 +831,19 @@ again:
 	ngaps = n - ncached;
 
 	/*
-	 * A cached piece still registering on another owner's queue pair is
-	 * waited for; the tree may change meanwhile, so plan again after.
+	 * A cached piece still registering on another connection's queue
+	 * pair, which its peer may hold up for as long as it likes, is not
+	 * waited for: this request registers its range privately instead.
 	 */
 	for (i = 0; i < n; i++) {
 		struct mrrc_region *r = pieces[i].r;
 
 		if (!r || !r->defer || (dl && r->defer->owner == dl->owner))
 			continue;
-		if (++tries > MRRC_REG_RETRIES) {
-			ret = -EAGAIN;
-			goto out_free;
-		}
-		ret = mrrc_region_wait_defer(c, r);
-		if (ret)
-			goto out_free;
-		if (pieces != small)
-			kfree(pieces);
-		pieces = small;
-		goto again;
+		c->st.reg_chain_uncached++;
+		ret = mrrc_reg_uncached(c, s, l, addr, len, access, flags,
+					segs, out);
+		goto out_free;
 	}
 
 	/* Pin the cached pieces against eviction, then make room. */
@@ -1707,9 +1689,12 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 		c->st.handles--;
 		kfree(h);
 	}
-	/* The connections are gone: every deferral has completed. */
+	/* The connections are gone: every deferral has completed... */
 	mrrc_cache_defer_reap(c);
-	WARN_ON(c->ndefer);
+	/* ...unless a drain gave up on a dead device: those pages stay. */
+	if (c->ndefer)
+		pr_warn("%u registrations never completed: their regions stay pinned\n",
+			c->ndefer);
 	spin_lock(&c->inval_lock);
 	c->dying = true;
 	spin_unlock(&c->inval_lock);

@@ -81,7 +81,8 @@ struct mrrc_cache;
  * @rkey: remote key
  * @defer: its REG_MR, left to a connection to post, not yet seen complete
  *	by mrrc_cache_defer_reap() (c->mutex)
- * @defer_state: MRRC_DEFER_* of @defer; written under c->defer_lock
+ * @defer_state: MRRC_DEFER_* of @defer; PENDING is set before @defer is
+ *	published, the rest under c->defer_lock
  * @reg_failed: its registration failed or was never posted: the key may or
  *	may not be valid, so the MR is destroyed, not invalidated, and the
  *	region is no longer cached
@@ -112,7 +113,14 @@ struct mrrc_region {
 	bool reg_failed;
 };
 
-enum { MRRC_DEFER_PENDING, MRRC_DEFER_DONE, MRRC_DEFER_FAILED };
+enum {
+	MRRC_DEFER_NONE,
+	MRRC_DEFER_PENDING,
+	MRRC_DEFER_DONE,
+	MRRC_DEFER_FAILED,
+};
+
+struct mrrc_conn;
 
 /**
  * struct mrrc_defer - a miss's REG_MR posted by the data path, not waited for
@@ -120,19 +128,20 @@ enum { MRRC_DEFER_PENDING, MRRC_DEFER_DONE, MRRC_DEFER_FAILED };
  * @cqe: for the poster's completion handler
  * @r: the region; the deferral holds a reference to it until reaped
  * @owner: the connection whose send queue carries @wr, compared only: its
- *	later work requests are ordered behind @wr and need not wait
+ *	later work requests are ordered behind @wr
  * @node: on c->defer_done once complete (c->defer_lock)
  *
  * A region whose REG_MR is in flight on a connection's queue pair is cached
  * like any other.  The connection's own later operations use it at once;
- * every other request for it waits for the completion
- * (mrrc_cache_defer_done()).
+ * any other request meeting it registers its range privately, uncached,
+ * rather than wait for a queue pair a peer may hold up.  The completion
+ * (mrrc_cache_defer_done()) lets it be reaped.
  */
 struct mrrc_defer {
 	struct ib_reg_wr wr;
 	struct ib_cqe cqe;
 	struct mrrc_region *r;
-	const void *owner;
+	const struct mrrc_conn *owner;
 	struct list_head node;
 };
 
@@ -140,7 +149,7 @@ struct mrrc_defer {
 
 /* What one mrrc_cache_reg_defer() call left to its caller to post. */
 struct mrrc_defer_list {
-	const void *owner;
+	const struct mrrc_conn *owner;
 	unsigned int n;
 	struct mrrc_defer *d[MRRC_DEFER_MAX];
 };
@@ -346,7 +355,7 @@ struct mrrc_cache_config_k {
  * @kept: notifier events that moved no page (c->inval_lock)
  * @defer_lock: protects @defer_done and region->defer_state
  * @defer_done: completed deferrals (struct mrrc_defer), not yet reaped
- * @defer_wq: woken by every completed deferral
+ * @defer_wq: woken by every completed exposure REG_MR (struct mrrc_expo)
  * @ndefer: deferrals not yet reaped
  * @node: entry on the module's list of caches, for global statistics
  * @pid: thread group of the creator, for debugfs

@@ -136,6 +136,8 @@ struct mrrc_rx {
 /* Parts an operation waits for before it completes. */
 #define MRRC_PART_WR		BIT(0)	/* its signalled work request */
 #define MRRC_PART_PEER		BIT(1)	/* the peer's *_DONE message */
+/* its exposure's REG_MR on the connection (struct mrrc_expo, chained) */
+#define MRRC_PART_REG		BIT(2)
 
 /**
  * struct mrrc_op - one operation of MRRC_IOC_POST

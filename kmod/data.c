@@ -941,6 +941,13 @@ static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 		list_add_tail(&op->qnode, &conn->backlog);
 		break;
 	}
+	/*
+	 * An exposure whose REG_MR has not completed yet: the operation ends
+	 * after it, so that revoking the exposure never waits on a queue
+	 * pair the peer may hold up.
+	 */
+	if (op->expo.chained && op->expo.reg_state == MRRC_DEFER_PENDING)
+		op->parts |= MRRC_PART_REG;
 	mrrc_conn_kick(conn);
 }
 
@@ -964,16 +971,26 @@ static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	mrrc_chain_reg_done(cq->cq_context, wc);
 }
 
-/* An exposure's chained REG_MR completed on the connection's queue pair. */
+/*
+ * An exposure's chained REG_MR completed on the connection's queue pair.
+ * A submitted operation waits for it (MRRC_PART_REG); one that never was
+ * (its POST failed) is waited for by mrrc_cache_unexpose() and may be
+ * gone as soon as its exposure is told.
+ */
 static void mrrc_expo_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct mrrc_op *op = container_of(wc->wr_cqe, struct mrrc_op,
 					  expo.reg_cqe);
 	struct mrrc_conn *conn = cq->cq_context;
+	int status = mrrc_wc_errno(conn, wc->status);
+	bool part;
 
-	/* The op may be gone once its exposure is told. */
-	mrrc_cache_expo_done(conn->ctx->cache, &op->expo,
-			     wc->status == IB_WC_SUCCESS);
+	spin_lock_bh(&conn->lock);
+	part = op->parts & MRRC_PART_REG;
+	mrrc_cache_expo_done(conn->ctx->cache, &op->expo, !status);
+	if (part)
+		mrrc_op_part_done(op, MRRC_PART_REG, status);
+	spin_unlock_bh(&conn->lock);
 	mrrc_chain_reg_done(conn, wc);
 }
 
@@ -1073,6 +1090,7 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	u32 access;
 	int ret;
 
+	BUILD_BUG_ON(MRRC_DEFER_MAX < MRRC_OP_SGE);
 	ret = mrrc_wr_check(wr);
 	if (ret)
 		return ret;

@@ -70,7 +70,7 @@ static int stats_show(struct seq_file *s, void *unused)
 		"fast_fallbacks", "caches", "whole_ranges", "exposures",
 		"exposed", "expo_ordinary", "reg_timeouts", "exports",
 		"exported", "export_bytes", "notifier_kept", "reg_chained",
-		"reg_chain_waits", "reg_chain_failures", "expo_chained",
+		"reg_chain_uncached", "reg_chain_failures", "expo_chained",
 	};
 	unsigned int i;
 

@@ -519,11 +519,13 @@ struct mrrc_cache_stats {
 	/*
 	 * Data-path misses whose IB_WR_REG_MR went on the connection's own
 	 * queue pair ahead of the operation, not waited for (module
-	 * parameter chain_reg); requests that waited for such a REG_MR of
-	 * another connection; and those that failed (the region dropped)
+	 * parameter chain_reg); requests that met such a region of another
+	 * connection still registering and registered their range
+	 * privately, uncached, instead of waiting; and REG_MRs that failed
+	 * or could not be posted (the region dropped)
 	 */
 	__aligned_u64 reg_chained;
-	__aligned_u64 reg_chain_waits;
+	__aligned_u64 reg_chain_uncached;
 	__aligned_u64 reg_chain_failures;
 	/* RECV and STCRW exposures whose REG_MR went the same way */
 	__aligned_u64 expo_chained;

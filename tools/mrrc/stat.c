@@ -26,7 +26,7 @@ static const struct {
 	F(fast_fallbacks), F(whole_ranges), F(exposures), F(expo_ordinary),
 	F(exposed), F(reg_timeouts), F(exports), F(exported),
 	F(export_bytes), F(notifier_kept), F(reg_chained),
-	F(reg_chain_waits), F(reg_chain_failures), F(expo_chained),
+	F(reg_chain_uncached), F(reg_chain_failures), F(expo_chained),
 };
 
 #undef F
@@ -86,7 +86,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"exports                 %" PRIu64 " made, %" PRIu64
 		" live (%" PRIu64 " bytes)\n"
 		"notifier events kept    %" PRIu64 "\n"
-		"chained REG_MRs         %" PRIu64 " (%" PRIu64 " waited for, %"
+		"chained REG_MRs         %" PRIu64 " (%" PRIu64 " around one in flight, %"
 		PRIu64 " failed), %" PRIu64 " for exposures\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
@@ -110,7 +110,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->exposed, (uint64_t)s->reg_timeouts,
 		(uint64_t)s->exports, (uint64_t)s->exported,
 		(uint64_t)s->export_bytes, (uint64_t)s->notifier_kept,
-		(uint64_t)s->reg_chained, (uint64_t)s->reg_chain_waits,
+		(uint64_t)s->reg_chained, (uint64_t)s->reg_chain_uncached,
 		(uint64_t)s->reg_chain_failures, (uint64_t)s->expo_chained);
 }
 
