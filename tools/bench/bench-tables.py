@@ -251,6 +251,32 @@ def t_cold_write(datadir, kernel=None, file="reg"):
     return table(hdr, body) + where(rows)
 
 
+def t_ops_chain(datadir, kernel=None, file="ops-chain"):
+    """SEND (a RECV exposure per message) and WRITE through the module with
+    chain_reg on and off, in one run (DATA/<file>.jsonl)."""
+    rows = of_kernel(load(datadir, file), kernel)
+    body = []
+    for op in ("send", "write"):
+        for s in sorted({r["size_bytes"] for r in rows if r.get("op") == op}):
+            def v(metric, batch, chain):
+                return pick(rows, path="mrrc", op=op, size_bytes=s,
+                            metric=metric, batch=batch, chain=chain)
+            cells = [op, grouped(s) if s < 1024 else size_name(s)]
+            lon, loff = v("latency", 1, "on"), v("latency", 1, "off")
+            cells += ["—" if lon is None else f"{lon:.0f}",
+                      "—" if loff is None else f"{loff:.0f}"]
+            for b in (1, 16):
+                on, off = v("throughput", b, "on"), v("throughput", b, "off")
+                cells += ["—" if on is None else grouped(on),
+                          "—" if off is None else grouped(off), ratio(on, off)]
+            body.append(cells)
+    if not body:
+        raise DataError(f"{file}: no lines")
+    return table(["op", "size", "lat. on (µs)", "lat. off", "b1 on (ops/s)",
+                  "b1 off", "on/off", "b16 on", "b16 off", "on/off"],
+                 body) + where(rows)
+
+
 def t_ops(datadir):
     rows = load(datadir, "ops")
     body = []
@@ -643,7 +669,8 @@ def t_bm_dht(datadir):
 
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
-          "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write}
+          "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
+          "ops_chain": t_ops_chain}
 
 
 def render(text, datadir):
