@@ -1051,9 +1051,9 @@ static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
 }
 
 /*
- * Expose a RECV's or STCRW's range; a single fast range's REG_MR goes on
- * @conn's queue pair ahead of the advertisement that will carry its key,
- * when a slot is reserved for it.
+ * Expose a RECV's or STCRW's range; with chain_expo, a single fast range's
+ * REG_MR goes on @conn's queue pair ahead of the advertisement that will
+ * carry its key, when a slot is reserved for it.
  */
 static int mrrc_op_expose(struct mrrc_conn *conn, struct mrrc_cache *c,
 			  struct mrrc_op *op, struct mrrc_reg_out *out,
@@ -1065,7 +1065,8 @@ static int mrrc_op_expose(struct mrrc_conn *conn, struct mrrc_cache *c,
 	ret = mrrc_cache_expose(c, out->handle, segs, out->nsegs,
 				MRRC_ACCESS_LOCAL_WRITE |
 				MRRC_ACCESS_REMOTE_WRITE, &op->expo,
-				*reserved ? &ewr : NULL);
+				*reserved && READ_ONCE(mrrc_chain_expo) ?
+				&ewr : NULL);
 	if (ret || !op->expo.chained)
 		return ret;
 	op->expo.reg_cqe.done = mrrc_expo_reg_done;

@@ -156,6 +156,7 @@ extern uint mrrc_keepalive_ms;
 extern bool mrrc_async_inval;
 extern bool mrrc_remote_inv;
 extern bool mrrc_chain_reg;
+extern bool mrrc_chain_expo;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;

@@ -1208,7 +1208,8 @@ static int param_set(const char *name, const char *v, char *old)
  * default) its REG_MR goes on the connection's queue pair ahead of the
  * WRITE and the registration queue pair is not used; with chain_reg=N it
  * is waited for there.  Either way the data arrives, and the second round
- * over the same buffers hits and registers nothing.
+ * over the same buffers hits and registers nothing.  RECVs' exposures
+ * (chain_expo on) go the same way.
  */
 TEST_F(data, chained_miss_registers_on_the_connection)
 {
@@ -1216,7 +1217,7 @@ TEST_F(data, chained_miss_registers_on_the_connection)
 	struct mrrc_cache_stats st0, st1;
 	struct mrrc_seg seg;
 	unsigned int k, i, round;
-	char old[8];
+	char old[8], old_expo[8];
 	uint32_t h;
 
 	ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 8 * len,
@@ -1250,7 +1251,11 @@ TEST_F(data, chained_miss_registers_on_the_connection)
 			EXPECT_EQ(st0.reg_chain_failures,
 				  st1.reg_chain_failures);
 		}
-		/* A RECV's exposure goes the same way (one range, pooled). */
+		/*
+		 * A RECV's exposure goes the same way (one range, pooled) with
+		 * chain_expo as well.
+		 */
+		ASSERT_EQ(0, param_set("chain_expo", "Y", old_expo));
 		ASSERT_EQ(0, mrrc_cache_stats(self->p.sfd, &st0));
 		for (i = 0; i < 4; i++) {
 			uint8_t *dst = self->sbuf + 2 * MiB;
@@ -1276,6 +1281,7 @@ TEST_F(data, chained_miss_registers_on_the_connection)
 		EXPECT_EQ(st0.expo_chained + (k ? 0 : 4), st1.expo_chained);
 		EXPECT_EQ(st0.exposures + 4, st1.exposures);
 		EXPECT_EQ(st0.exposed, st1.exposed);
+		ASSERT_EQ(0, param_rw("chain_expo", old_expo, 0, 1));
 		ASSERT_EQ(0, param_rw("chain_reg", old, 0, 1));
 	}
 	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
@@ -1294,8 +1300,8 @@ static int reap_event(int fd, int ev)
 }
 
 /*
- * A connection destroyed while the REG_MRs of its misses (and of a RECV's
- * exposure) are still queued on it: each operation completes exactly
+ * A connection destroyed while the REG_MRs of its misses (and, chain_expo
+ * on, of a RECV's exposure) are still queued on it: each operation completes exactly
  * once, flushed or not, the flushed REG_MRs leave nothing registered or
  * pinned behind (FLUSH then leaves no pinned page), and the context's
  * other connection goes on working.
@@ -1309,8 +1315,10 @@ TEST_F(data, destroy_with_chained_registrations_in_flight)
 	struct mrrc_seg seg;
 	unsigned int i, k;
 	uint32_t h, c2, s2;
+	char old[8];
 	int r;
 
+	ASSERT_EQ(0, param_set("chain_expo", "Y", old));
 	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.lis, &q));
 	sin = vm_addr(q.local.port);
 	for (i = 0; i < 16; i++) {
@@ -1351,6 +1359,7 @@ TEST_F(data, destroy_with_chained_registrations_in_flight)
 		EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
 		ASSERT_EQ(0, mrrc_destroy(self->p.sfd, s2));
 	}
+	ASSERT_EQ(0, param_rw("chain_expo", old, 0, 1));
 	/* Nothing stays pinned once flushed. */
 	ASSERT_LE(0, mrrc_flush(self->p.cfd));
 	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st));

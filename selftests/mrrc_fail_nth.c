@@ -2176,10 +2176,12 @@ TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
 	conn_alive(_metadata, self);
 
 	/*
-	 * A RECV whose exposure's REG_MR the device refuses: the same, and
-	 * nothing stays exposed.  Its region is cached first, so that the
+	 * A RECV whose exposure's REG_MR (chain_expo) the device refuses: the
+	 * same, and nothing stays exposed.  Its region is cached first, so that the
 	 * exposure's REG_MR is the only one the POST posts.
 	 */
+	ASSERT_EQ(0, param_rw("chain_expo", v, sizeof(v), 0));
+	ASSERT_EQ(0, param_rw("chain_expo", "Y", 0, 1));
 	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
 	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
 	two_sided_done(_metadata, self);
@@ -2199,6 +2201,7 @@ TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
 	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
 	two_sided_done(_metadata, self);
 	EXPECT_EQ(st1.expo_chained + 1, stats(self->sfd).expo_chained);
+	ASSERT_EQ(0, param_rw("chain_expo", v, 0, 1));
 	conn_alive(_metadata, self);
 	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
