@@ -1062,10 +1062,9 @@ static void mrrc_expo_revoke(struct mrrc_cache *c, struct mrrc_expo *e)
  * @e: receives the exposure; revoke it with mrrc_cache_unexpose()
  * @prep: NULL, or room for one REG_MR: a single fast range may then be
  *	left unregistered with e->chained set, its REG_MR in @prep for the
- *	caller to post on the operation's connection (wr_cqe e->reg_cqe,
- *	whose completion calls mrrc_cache_expo_done()) before anything that
- *	tells the peer the key; if it cannot be posted, the caller calls
- *	mrrc_cache_expo_done() with false itself
+ *	caller to post on the operation's connection before anything that
+ *	tells the peer the key; the caller then calls mrrc_cache_expo_done()
+ *	once it knows whether the REG_MR executed, or that it never will
  *
  * The regions of the cache stay local (their keys carry no remote rights
  * for the data path).  Each segment gets a registration of its own over

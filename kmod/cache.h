@@ -290,14 +290,13 @@ struct mrrc_expo {
 	u8 n;
 	bool rinv;		/* fm[0] was invalidated by the peer */
 	/*
-	 * fm[0]'s REG_MR went on the operation's connection, not waited for
+	 * fm[0]'s REG_MR goes on the operation's connection, not waited for
 	 * (mrrc_cache_expose() with @prep): revoking waits for @reg_state to
-	 * leave MRRC_DEFER_PENDING (mrrc_cache_expo_done(), from the
-	 * completion of @reg_cqe).
+	 * leave MRRC_DEFER_PENDING (mrrc_cache_expo_done(), once the data
+	 * path knows whether it executed).
 	 */
 	bool chained;
 	int reg_state;
-	struct ib_cqe reg_cqe;
 	struct mrrc_frwr_mr *fm[MRRC_EXPO_MAX];
 	struct ib_mr *mr[MRRC_EXPO_MAX];
 };

@@ -102,6 +102,7 @@ static noinline struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx,
 	INIT_LIST_HEAD(&conn->adv);
 	INIT_LIST_HEAD(&conn->early);
 	INIT_LIST_HEAD(&conn->recvs);
+	INIT_LIST_HEAD(&conn->orphans);
 	hash_init(conn->crw);
 	hash_init(conn->stcrw);
 	hash_init(conn->arrived);
@@ -185,6 +186,7 @@ static void mrrc_conn_close(struct mrrc_conn *conn, int event, int status)
 	if (conn->qp && !conn->drained) {
 		ib_drain_qp(conn->qp);
 		conn->drained = true;
+		mrrc_data_drained(conn);
 	}
 	mrrc_data_flush(conn, status);
 	mrrc_conn_event(conn, event, status);
@@ -670,8 +672,11 @@ static void mrrc_conn_destroy(struct mrrc_conn *conn)
 		conn->cm_id = NULL;
 	}
 	if (conn->qp) {
-		if (!conn->drained)
+		if (!conn->drained) {
 			ib_drain_qp(conn->qp);
+			conn->drained = true;
+			mrrc_data_drained(conn);
+		}
 		ib_destroy_qp(conn->qp);
 		conn->qp = NULL;
 		mrrc_data_cleanup(conn);

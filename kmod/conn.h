@@ -136,8 +136,6 @@ struct mrrc_rx {
 /* Parts an operation waits for before it completes. */
 #define MRRC_PART_WR		BIT(0)	/* its signalled work request */
 #define MRRC_PART_PEER		BIT(1)	/* the peer's *_DONE message */
-/* its exposure's REG_MR on the connection (struct mrrc_expo, chained) */
-#define MRRC_PART_REG		BIT(2)
 
 /**
  * struct mrrc_op - one operation of MRRC_IOC_POST
@@ -173,6 +171,13 @@ struct mrrc_rx {
  * @peer: the matched advertisement (SEND) or STCRW (CRW)
  * @expo: what a RECV or STCRW exposes to the peer, revoked before the
  *	completion is reported
+ * @reg_posted: @expo is chained and @reg_wr went on the queue pair,
+ *	unsignalled, right ahead of the advertisement: that message's
+ *	successful completion is the proof that it executed
+ * @reg_orphan: @reg_wr was posted but the advertisement behind it was
+ *	not; on conn->orphans (@onode) until the queue pair is drained
+ * @onode: entry on conn->orphans
+ * @reg_wr: @expo's REG_MR while chained (mrrc_cache_expose() with @prep)
  * @sge: local segments
  * @msg_dma: DMA address of @msg
  * @msg: control message this operation sends
@@ -206,6 +211,10 @@ struct mrrc_op {
 	u64 swap;
 	struct mrrc_rx *peer;
 	struct mrrc_expo expo;
+	bool reg_posted;
+	bool reg_orphan;
+	struct list_head onode;
+	struct ib_reg_wr reg_wr;
 	struct ib_sge sge[MRRC_OP_SGE];
 	u64 msg_dma;
 	struct mrrc_msg msg;
@@ -273,6 +282,8 @@ enum mrrc_conn_kstate {
  *	the peer may send as soon as it has seen the REP), handled in order
  *	when it comes
  * @recvs: our RECVs waiting for the peer's SEND_DONE, oldest first
+ * @orphans: operations whose exposure's REG_MR went on the queue pair
+ *	without the advertisement behind it (struct mrrc_op @reg_orphan)
  * @crw: our held CRWs, by tag
  * @stcrw: our STCRWs waiting for CRW_DONE, by tag
  * @arrived: the peer's STCRWs that no CRW matched yet, by tag
@@ -323,6 +334,7 @@ struct mrrc_conn {
 	struct list_head adv;
 	struct list_head early;
 	struct list_head recvs;
+	struct list_head orphans;
 	DECLARE_HASHTABLE(crw, MRRC_TAG_BITS);
 	DECLARE_HASHTABLE(stcrw, MRRC_TAG_BITS);
 	DECLARE_HASHTABLE(arrived, MRRC_TAG_BITS);
@@ -372,6 +384,7 @@ int mrrc_conn_list(struct mrrc_ctx *ctx, unsigned long start,
 int mrrc_data_init(struct mrrc_conn *conn);
 void mrrc_data_start(struct mrrc_conn *conn);
 void mrrc_data_flush(struct mrrc_conn *conn, int status);
+void mrrc_data_drained(struct mrrc_conn *conn);
 void mrrc_data_quiesce(struct mrrc_conn *conn, int status);
 void mrrc_data_cleanup(struct mrrc_conn *conn);
 void mrrc_keepalive_work(struct work_struct *work);

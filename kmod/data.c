@@ -29,10 +29,28 @@
 #define MRRC_MAX_LEN		BIT(31)
 
 /* Finish @part of @op; the first error sticks; the last part reports it. */
+/*
+ * The work request of @op's advertisement is done with (@ok: completed
+ * successfully).  A chained REG_MR posted right ahead of it executed if
+ * and only if it did, the queue pair being ordered and a failed REG_MR
+ * failing the queue pair; one never posted never executes.  An orphan
+ * (posted without the advertisement) is settled after the drain.
+ */
+static void mrrc_expo_settle(struct mrrc_op *op, bool ok)
+{
+	if (!op->expo.chained || op->expo.reg_state != MRRC_DEFER_PENDING ||
+	    op->reg_orphan)
+		return;
+	mrrc_cache_expo_done(op->conn->ctx->cache, &op->expo,
+			     ok && op->reg_posted);
+}
+
 void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
 {
 	if (!(op->parts & part))
 		return;
+	if (part & MRRC_PART_WR)
+		mrrc_expo_settle(op, !status);
 	op->parts &= ~part;
 	if (status && !op->done.cqe.status)
 		op->done.cqe.status = status;
@@ -390,6 +408,17 @@ static noinline int mrrc_dp_ib_post(struct mrrc_conn *conn,
 
 ALLOW_ERROR_INJECTION(mrrc_dp_ib_post, ERRNO);
 
+/* A chain of work requests; *@bad is the first one not posted. */
+static noinline int mrrc_dp_ib_post_chain(struct mrrc_conn *conn,
+					  const struct ib_send_wr *wr,
+					  const struct ib_send_wr **bad)
+{
+	*bad = wr;
+	return ib_post_send(conn->qp, wr, bad);
+}
+
+ALLOW_ERROR_INJECTION(mrrc_dp_ib_post_chain, ERRNO);
+
 /* Whether @conn's device sends and honours SEND_WITH_INV. */
 static bool mrrc_conn_rinv(const struct mrrc_conn *conn)
 {
@@ -397,13 +426,25 @@ static bool mrrc_conn_rinv(const struct mrrc_conn *conn)
 	       IB_DEVICE_MEM_MGT_EXTENSIONS;
 }
 
+/* Whether @op's message carries its exposure's REG_MR in front of it. */
+static bool mrrc_msg_chains_reg(const struct mrrc_op *op)
+{
+	return !op->internal && op->expo.chained && !op->reg_posted &&
+	       op->expo.reg_state == MRRC_DEFER_PENDING;
+}
+
 /*
- * Post @op's control message, signalled; uses one credit and one slot.
+ * Post @op's control message, signalled; uses one credit and one slot,
+ * and a second slot for its exposure's chained REG_MR, posted unsignalled
+ * in the same call right ahead of it (as xprtrdma chains FastReg WRs to
+ * its Send): a failed REG_MR fails the queue pair and so the message.
  * With @inv, as IB_WR_SEND_WITH_INV of @inv_rkey (see MRRC_ADV_RINV).
  */
 static int __mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op,
 			   bool inv, u32 inv_rkey)
 {
+	const struct ib_send_wr *bad = NULL;
+	bool reg = mrrc_msg_chains_reg(op);
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
 	int ret;
@@ -425,7 +466,25 @@ static int __mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op,
 	wr.send_flags = IB_SEND_SIGNALED;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	ret = mrrc_dp_ib_post(conn, &wr);
+	if (reg) {
+		op->reg_wr.wr.next = &wr;
+		op->reg_wr.wr.wr_cqe = &conn->unsig_cqe;	/* errors only */
+		op->reg_wr.wr.send_flags = 0;
+		ret = mrrc_dp_ib_post_chain(conn, &op->reg_wr.wr, &bad);
+	} else {
+		ret = mrrc_dp_ib_post(conn, &wr);
+	}
+	if (reg && (!ret || bad == &wr)) {
+		op->reg_posted = true;
+		conn->sq_free--;
+		if (!ret) {
+			op->nwr++;
+		} else {
+			/* Nothing will say whether it ran: wait for the drain. */
+			op->reg_orphan = true;
+			list_add_tail(&op->onode, &conn->orphans);
+		}
+	}
 	if (ret) {
 		mrrc_msg_unmap(conn, op);
 		return ret;
@@ -675,7 +734,8 @@ void mrrc_conn_kick(struct mrrc_conn *conn)
 
 	while (!list_empty(&conn->ctrlq) && conn->sq_free >= 1) {
 		op = list_first_entry(&conn->ctrlq, struct mrrc_op, qnode);
-		if (conn->credits < mrrc_msg_credits_needed(op))
+		if (conn->credits < mrrc_msg_credits_needed(op) ||
+		    conn->sq_free < 1 + mrrc_msg_chains_reg(op))
 			break;
 		list_del(&op->qnode);
 		op->queued = false;
@@ -941,13 +1001,6 @@ static void mrrc_op_submit(struct mrrc_conn *conn, struct mrrc_op *op,
 		list_add_tail(&op->qnode, &conn->backlog);
 		break;
 	}
-	/*
-	 * An exposure whose REG_MR has not completed yet: the operation ends
-	 * after it, so that revoking the exposure never waits on a queue
-	 * pair the peer may hold up.
-	 */
-	if (op->expo.chained && op->expo.reg_state == MRRC_DEFER_PENDING)
-		op->parts |= MRRC_PART_REG;
 	mrrc_conn_kick(conn);
 }
 
@@ -969,29 +1022,6 @@ static void mrrc_defer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	mrrc_cache_defer_done(d, wc->status == IB_WC_SUCCESS);
 	mrrc_chain_reg_done(cq->cq_context, wc);
-}
-
-/*
- * An exposure's chained REG_MR completed on the connection's queue pair.
- * A submitted operation waits for it (MRRC_PART_REG); one that never was
- * (its POST failed) is waited for by mrrc_cache_unexpose() and may be
- * gone as soon as its exposure is told.
- */
-static void mrrc_expo_reg_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct mrrc_op *op = container_of(wc->wr_cqe, struct mrrc_op,
-					  expo.reg_cqe);
-	struct mrrc_conn *conn = cq->cq_context;
-	int status = mrrc_wc_errno(conn, wc->status);
-	bool part;
-
-	spin_lock_bh(&conn->lock);
-	part = op->parts & MRRC_PART_REG;
-	mrrc_cache_expo_done(conn->ctx->cache, &op->expo, !status);
-	if (part)
-		mrrc_op_part_done(op, MRRC_PART_REG, status);
-	spin_unlock_bh(&conn->lock);
-	mrrc_chain_reg_done(conn, wc);
 }
 
 /* Give back send queue slots reserved for chained REG_MRs and not used. */
@@ -1052,30 +1082,36 @@ static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
 
 /*
  * Expose a RECV's or STCRW's range; with chain_expo, a single fast range's
- * REG_MR goes on @conn's queue pair ahead of the advertisement that will
- * carry its key, when a slot is reserved for it.
+ * REG_MR is left in @op, to go on @conn's queue pair with the
+ * advertisement that carries its key (__mrrc_post_msg()).
  */
 static int mrrc_op_expose(struct mrrc_conn *conn, struct mrrc_cache *c,
 			  struct mrrc_op *op, struct mrrc_reg_out *out,
-			  struct mrrc_seg *segs, unsigned int *reserved)
+			  struct mrrc_seg *segs)
 {
-	struct ib_reg_wr ewr;
-	int ret;
+	bool chain = READ_ONCE(mrrc_chain_expo) && conn->pd == c->pd;
 
-	ret = mrrc_cache_expose(c, out->handle, segs, out->nsegs,
-				MRRC_ACCESS_LOCAL_WRITE |
-				MRRC_ACCESS_REMOTE_WRITE, &op->expo,
-				*reserved && READ_ONCE(mrrc_chain_expo) ?
-				&ewr : NULL);
-	if (ret || !op->expo.chained)
-		return ret;
-	op->expo.reg_cqe.done = mrrc_expo_reg_done;
+	return mrrc_cache_expose(c, out->handle, segs, out->nsegs,
+				 MRRC_ACCESS_LOCAL_WRITE |
+				 MRRC_ACCESS_REMOTE_WRITE, &op->expo,
+				 chain ? &op->reg_wr : NULL);
+}
+
+/*
+ * @conn's queue pair is drained: the chained REG_MRs whose advertisement
+ * never went have run or been flushed, so their exposures can be revoked.
+ */
+void mrrc_data_drained(struct mrrc_conn *conn)
+{
+	struct mrrc_op *op, *tmp;
+
 	spin_lock_bh(&conn->lock);
-	ret = mrrc_chain_post(conn, &ewr, &op->expo.reg_cqe, reserved);
+	list_for_each_entry_safe(op, tmp, &conn->orphans, onode) {
+		list_del_init(&op->onode);
+		op->reg_orphan = false;
+		mrrc_cache_expo_done(conn->ctx->cache, &op->expo, false);
+	}
 	spin_unlock_bh(&conn->lock);
-	if (ret)
-		mrrc_cache_expo_done(c, &op->expo, false);
-	return ret;
 }
 
 static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
@@ -1157,16 +1193,12 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		mrrc_sq_unreserve(conn, reserved);
 		goto err_free;
 	}
-	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
-		ret = mrrc_op_expose(conn, c, op, &out, segs, &reserved);
-		if (ret) {
-			mrrc_sq_unreserve(conn, reserved);
-			if (op->expo.n)
-				goto err_unexpose;
-			goto err_release;
-		}
-	}
 	mrrc_sq_unreserve(conn, reserved);
+	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
+		ret = mrrc_op_expose(conn, c, op, &out, segs);
+		if (ret)
+			goto err_release;
+	}
 	op->handle = out.handle;
 	op->opcode = wr->opcode;
 	op->len = wr->len;
@@ -1219,6 +1251,8 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 	return 0;
 
 err_unexpose:
+	if (op->expo.chained)	/* never posted */
+		mrrc_cache_expo_done(c, &op->expo, false);
 	mrrc_cache_unexpose(c, &op->expo);
 err_release:
 	mrrc_cache_release_op(c, out.handle);
