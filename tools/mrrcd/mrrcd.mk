@@ -63,7 +63,7 @@ $(TESTS_DIR)/test_mrrcd_%: $(MRRCD_DIR)/tests/test_%.c $(MRRCD_CORE) \
 		$(MRRCD_DIR)/reader.c $(MRRCD_HDRS) $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -I$(MRRCD_DIR) -o $@ $< \
-		$(MRRCD_CORE) $(MRRCD_DIR)/reader.c -lcmocka
+		$(MRRCD_CORE) $(MRRCD_DIR)/reader.c -lcmocka -lpthread
 
 mrrcd-tests: $(MRRCD_TESTS)
 unit-tests: mrrcd-tests

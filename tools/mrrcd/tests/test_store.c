@@ -6,6 +6,7 @@
  * writer that runs between the pieces of a simulated RDMA READ.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -814,6 +815,156 @@ static void test_torn_reads_detected(void **state)
 	free(buf);
 }
 
+/*
+ * The torture test of issue 15: one-sided GETs racing SETs of the same
+ * keys for real, a writer thread against a reader thread, each on its
+ * own core.  The reader's READ is a memcpy() from the arena while the
+ * writer changes it, which is what a NIC's DMA read of exported memory
+ * sees; nothing orders the two but the store's own protocol (versions
+ * and checksums).  Every value a GET returns is checked by content: it
+ * must be one whole value that was written to that key.
+ */
+#define TORTURE_KEYS 16
+
+struct torture {
+	struct store *s;
+	volatile int stop;	/* the reader is done */
+	uint64_t writes;
+	uint64_t bad_reads;	/* reads outside the arena */
+};
+
+/* "<key>/<seq>:" then bytes that follow from both; 1 to 3000 bytes. */
+static size_t torture_value(unsigned int key, uint64_t seq, char *buf)
+{
+	size_t len = 1 + (seq * 7919 + key * 131) % 3000, i;
+	int n = snprintf(buf, 40, "%u/%llu:", key, (unsigned long long)seq);
+
+	for (i = (size_t)n; i < len; i++)
+		buf[i] = (char)('a' + (seq + key + i) % 26);
+	return len < (size_t)n ? (size_t)n : len;
+}
+
+static bool torture_value_ok(unsigned int key, const char *v, size_t len)
+{
+	char expect[3100], head[40];
+	unsigned long long seq;
+	size_t n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
+	unsigned int k;
+
+	memcpy(head, v, n);
+	head[n] = 0;
+	if (sscanf(head, "%u/%llu:", &k, &seq) != 2 || k != key)
+		return false;
+	return torture_value(key, seq, expect) == len &&
+	       !memcmp(expect, v, len);
+}
+
+static void torture_key(unsigned int k, char *name)
+{
+	snprintf(name, 16, "key%u", k);
+}
+
+static void *torture_writer(void *arg)
+{
+	struct torture *t = arg;
+	unsigned int seed = 7, k;
+	uint64_t seq = 0;
+	char val[3100], name[16];
+	size_t len;
+
+	while (!t->stop) {
+		k = rand_r(&seed) % TORTURE_KEYS;
+		torture_key(k, name);
+		switch (rand_r(&seed) % 16) {
+		case 0:
+			store_delete(t->s, name, strlen(name));
+			break;
+		case 1:
+			/* Another key, so that freed chunks are reused. */
+			len = torture_value(TORTURE_KEYS, ++seq, val);
+			store_put(t->s, STORE_SET, "other", 5, val, len, 0, 0,
+				  0, NULL);
+			break;
+		default:
+			len = torture_value(k, ++seq, val);
+			if (store_put(t->s, STORE_SET, name, strlen(name), val,
+				      len, 0, 0, 0, NULL))
+				return (void *)1;
+			break;
+		}
+		t->writes++;
+	}
+	return NULL;
+}
+
+static int torture_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct torture *t = ctx;
+
+	if (off > t->s->arena_size || len > t->s->arena_size - off) {
+		t->bad_reads++;
+		return -EFAULT;
+	}
+	memcpy(buf, t->s->arena + off, len);
+	return 0;
+}
+
+static void test_torn_reads_racing_writer(void **state)
+{
+	const char *env = getenv("MRRCD_RACE_GETS");
+	unsigned long gets = env ? strtoul(env, NULL, 10) : 1000000;
+	struct store *s = malloc(sizeof(*s));
+	struct torture t = { .s = s };
+	unsigned long i, hits = 0, misses = 0, busy = 0;
+	struct mrrcd_remote rem;
+	struct mrrcd_remote_item it;
+	unsigned int seed = 3, k;
+	char *buf = malloc(MRRCD_ITEM_MAX), name[16];
+	void *wret;
+	pthread_t w;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(s);
+	/* A page for every size class the values use: nothing is evicted. */
+	assert_int_equal(store_init(s, 64 * MiB, NOW), 0);
+	assert_int_equal(mrrcd_remote_open(&rem, torture_read, &t), 0);
+	assert_int_equal(pthread_create(&w, NULL, torture_writer, &t), 0);
+	for (i = 0; i < gets; i++) {
+		int err;
+
+		k = rand_r(&seed) % TORTURE_KEYS;
+		torture_key(k, name);
+		err = mrrcd_remote_get(&rem, name, strlen(name), buf,
+				       MRRCD_ITEM_MAX, 100, &it);
+		if (err == -ENOENT) {
+			misses++;
+		} else if (err == -EAGAIN) {
+			busy++;		/* torn 100 times in a row: no value */
+		} else {
+			assert_int_equal(err, 0);
+			if (!torture_value_ok(k, it.value, it.value_len))
+				fail_msg("GET %lu of %s returned a value that was never written to it (%zu bytes)",
+					 i, name, it.value_len);
+			hits++;
+		}
+	}
+	t.stop = 1;
+	assert_int_equal(pthread_join(w, &wret), 0);
+	assert_null(wret);
+	assert_true(t.bad_reads == 0);
+	print_message("%lu racing GETs: %lu values checked, %lu misses, %lu given up, %llu torn reads retried; %llu writes\n",
+		      gets, hits, misses, busy, (unsigned long long)rem.retries,
+		      (unsigned long long)t.writes);
+	assert_true(hits > gets / 2);
+	/* A run long enough to race: the races were seen and retried. */
+	if (gets >= 100000)
+		assert_true(rem.retries > 0);
+	store_destroy(s);
+	free(s);
+	free(buf);
+}
+
 static int plain_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
 	struct store *s = ctx;
@@ -1005,6 +1156,7 @@ int main(void)
 		T(test_probe_window),
 		T(test_slot_version_checksum),
 		T(test_torn_reads_detected),
+		cmocka_unit_test(test_torn_reads_racing_writer),
 		T(test_remote_reader),
 		T(test_remote_get_at),
 		cmocka_unit_test(test_init_limits),
