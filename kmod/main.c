@@ -47,10 +47,10 @@ module_param_named(chain_reg, mrrc_chain_reg, bool, 0644);
 MODULE_PARM_DESC(chain_reg,
 		 "fast mode: a data-path miss's REG_MR goes on the connection's own queue pair ahead of the operation and is not waited for; N: it is waited for on the context's registration queue pair (default Y)");
 
-bool mrrc_chain_expo;
+bool mrrc_chain_expo = true;
 module_param_named(chain_expo, mrrc_chain_expo, bool, 0644);
 MODULE_PARM_DESC(chain_expo,
-		 "with chain_reg, a RECV's or STCRW's exposure REG_MR also goes on the connection's queue pair ahead of its advertisement, not waited for (default N: its signalled completion cost rxe SENDs about 30 % on Linux 6.1)");
+		 "fast mode: a RECV's or STCRW's exposure REG_MR goes on the connection's queue pair, unsignalled, in the same post as its advertisement, not waited for; N: it is waited for on the context's registration queue pair (default Y)");
 
 bool mrrc_remote_inv = true;
 module_param_named(remote_inv, mrrc_remote_inv, bool, 0644);
