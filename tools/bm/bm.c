@@ -1138,8 +1138,10 @@ static uint64_t new_value(void)
  * does not hold, a GRANTED (it is not the lock node), a second LOCK of a
  * page; a SYNCED nobody asked for; an EXPORT of a table of another
  * length (or to a node without -R); with -R, a table whose check words
- * never match (read again and again), and an EXPORT before the real one
- * (a second); with -T, a SYNC with a value.
+ * never match (read again and again), and a second EXPORT right after
+ * the real one (sent then: one sent before it would be taken as the
+ * table, and node 0's READs with its made-up key could fail before the
+ * real one came); with -T, a SYNC with a value.
  */
 #define FORGE_KINDS 13u
 static int forge(unsigned int kind)
@@ -1166,6 +1168,18 @@ static int forge(unsigned int kind)
 	if (kind == 8)		/* the first is an honest one */
 		r = send_msg(0, BM_LOCK, 0, 1);
 	return r ?: send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
+}
+
+/* -X: forge(), said on stderr; nonzero if it could not be sent. */
+static int send_forgery(void)
+{
+	int r = forge(n.forge);
+
+	if (r)
+		fprintf(stderr, PROG ": node %u: forging: %s\n", n.id, strerror(-r));
+	else
+		fprintf(stderr, PROG ": node %u: sent node 0 a forgery (%u)\n", n.id, n.forge);
+	return r;
 }
 
 static struct slot *free_slot(void)
@@ -1783,14 +1797,8 @@ static int cmd_node(int argc, char **argv)
 	for (i = n.id + 1; i < n.nodes; i++)
 		mrrc_destroy(n.fd, n.peer[i].listener);
 	fprintf(stderr, PROG ": node %u: connected to %u nodes\n", n.id, n.nodes - 1);
-	if (n.forge && n.id) {
-		r = forge(n.forge);
-		if (r) {
-			fprintf(stderr, PROG ": node %u: forging: %s\n", n.id, strerror(-r));
-			return 1;
-		}
-		fprintf(stderr, PROG ": node %u: sent node 0 a forgery (%u)\n", n.id, n.forge);
-	}
+	if (n.forge && n.forge != 12 && n.id && send_forgery())
+		return 1;
 	if (n.clocks && n.id)
 		r = clock_measure(&n.fix[0]);
 	if (r) {
@@ -1811,6 +1819,8 @@ static int cmd_node(int argc, char **argv)
 			strerror(-r));
 		return 1;
 	}
+	if (n.forge == 12 && n.id && send_forgery())	/* behind the real EXPORT */
+		return 1;
 	t0 = bm_now_ns();
 	n.phase_ns[P_INSERT] = t0;
 	/* the workload, then serving the others until they are done too */
