@@ -1454,6 +1454,21 @@ static void mrrc_stats_add(struct mrrc_cache_stats *acc,
 }
 
 /**
+ * mrrc_cache_add_stats() - add a cache's counters to a sum
+ * @c: the cache
+ * @acc: the sum (an isolated connection's cache to its context's)
+ */
+void mrrc_cache_add_stats(struct mrrc_cache *c, struct mrrc_cache_stats *acc)
+{
+	struct mrrc_cache_stats one;
+
+	mutex_lock(&c->mutex);
+	mrrc_cache_snapshot(c, &one);
+	mutex_unlock(&c->mutex);
+	mrrc_stats_add(acc, &one);
+}
+
+/**
  * mrrc_cache_global_stats() - counters summed over every cache
  * @st: filled in; @st->size and @st->flags are kept
  */
@@ -1607,21 +1622,12 @@ out:
 	return ret;
 }
 
-/**
- * mrrc_cache_create() - a cache for user or kernel memory
- * @pd: the protection domain registrations go to
- * @mm: the address space of the registered memory (the caller's, which
- *	is grabbed), or NULL for kernel virtual addresses
- *
- * Return: the cache or an ERR_PTR.
- */
-struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
+static struct mrrc_cache *__mrrc_cache_create(struct ib_pd *pd,
+					      struct mm_struct *mm, pid_t pid)
 {
 	struct mrrc_cache *c;
 	int i;
 
-	if (mm && mm != current->mm)
-		return ERR_PTR(-EINVAL);
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
@@ -1656,7 +1662,7 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	c->cfg.dereg_ns_per_page = 220;
 	c->cfg.dereg_ns_per_op = 1100;
 	c->reg = mrrc_registrar_for(c->cfg.mode);
-	c->pid = task_tgid_vnr(current);
+	c->pid = pid;
 
 	mutex_lock(&mrrc_caches_lock);
 	list_add_tail(&c->node, &mrrc_caches);
@@ -1664,7 +1670,54 @@ struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
 	return c;
 }
 
+/**
+ * mrrc_cache_create() - a cache for user or kernel memory
+ * @pd: the protection domain registrations go to
+ * @mm: the address space of the registered memory (the caller's, which
+ *	is grabbed), or NULL for kernel virtual addresses
+ *
+ * Return: the cache or an ERR_PTR.
+ */
+struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm)
+{
+	if (mm && mm != current->mm)
+		return ERR_PTR(-EINVAL);
+	return __mrrc_cache_create(pd, mm, task_tgid_vnr(current));
+}
+
 ALLOW_ERROR_INJECTION(mrrc_cache_create, ERRNO);
+
+/**
+ * mrrc_cache_create_child() - a cache for an isolated connection
+ * @parent: the context's cache, whose address space and configuration
+ *	the new cache takes
+ * @pd: the connection's protection domain
+ *
+ * May be called from the RDMA CM's work context (a connection request):
+ * the address space is @parent's, not the current task's.
+ *
+ * Return: the cache or an ERR_PTR.
+ */
+struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
+					   struct ib_pd *pd)
+{
+	struct mrrc_cache_config_k k;
+	struct mrrc_cache *c;
+
+	mutex_lock(&parent->mutex);
+	k = parent->cfg;
+	mutex_unlock(&parent->mutex);
+	c = __mrrc_cache_create(pd, parent->mm, parent->pid);
+	if (IS_ERR(c))
+		return c;
+	/* Empty: nothing to re-sort or hand over. */
+	mutex_lock(&c->mutex);
+	c->cfg = k;
+	c->policy = mrrc_policies[k.policy];
+	c->reg = mrrc_registrar_for(k.mode);
+	mutex_unlock(&c->mutex);
+	return c;
+}
 
 /**
  * mrrc_cache_destroy() - release every handle and registration

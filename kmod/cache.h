@@ -399,6 +399,9 @@ struct mrrc_reg_out {
 };
 
 struct mrrc_cache *mrrc_cache_create(struct ib_pd *pd, struct mm_struct *mm);
+struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
+					   struct ib_pd *pd);
+void mrrc_cache_add_stats(struct mrrc_cache *c, struct mrrc_cache_stats *acc);
 int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len);
 int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
 			 unsigned int npages, u32 access, struct mrrc_seg *seg,

@@ -50,6 +50,7 @@ static void mrrc_conn_free(struct kref *ref)
 {
 	struct mrrc_conn *conn = container_of(ref, struct mrrc_conn, ref);
 
+	WARN_ON(!list_empty(&conn->orphans));
 	mrrc_conn_unpend(conn);
 	kfree(conn->rx);
 	kfree(conn->rx_msgs);
@@ -113,6 +114,50 @@ static noinline struct mrrc_conn *mrrc_conn_alloc(struct mrrc_ctx *ctx,
 }
 
 ALLOW_ERROR_INJECTION(mrrc_conn_alloc, NULL);
+
+/*
+ * Give @conn a protection domain and a registration cache of its own
+ * (MRRC_CONN_ISOLATED), configured like @parent, the context's cache.
+ * Process or CM work context; the queue pair is created in it afterwards.
+ */
+static noinline int mrrc_conn_isolate(struct mrrc_conn *conn,
+				      struct mrrc_cache *parent)
+{
+	struct mrrc_cache *c;
+	struct ib_pd *pd;
+
+	pd = ib_alloc_pd(conn->ibdev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	c = mrrc_cache_create_child(parent, pd);
+	if (IS_ERR(c)) {
+		ib_dealloc_pd(pd);
+		return PTR_ERR(c);
+	}
+	conn->own_pd = pd;
+	conn->pd = pd;
+	conn->cache = c;
+	return 0;
+}
+
+ALLOW_ERROR_INJECTION(mrrc_conn_isolate, ERRNO);
+
+/*
+ * Release an isolated connection's cache and protection domain: its queue
+ * pair is gone, its exports revoked, and what its completions still on
+ * ctx->done held has been released (mrrc_done_forget_conn()).
+ */
+static void mrrc_conn_unisolate(struct mrrc_conn *conn)
+{
+	if (conn->cache) {
+		mrrc_cache_destroy(conn->cache);
+		conn->cache = NULL;
+	}
+	if (conn->own_pd) {
+		ib_dealloc_pd(conn->own_pd);
+		conn->own_pd = NULL;
+	}
+}
 
 /* Each event is reported at most once per connection. */
 static void __mrrc_conn_event(struct mrrc_conn *conn, int event, int status,
@@ -351,6 +396,7 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 	conn->lis = lis;
 	conn->state = MRRC_CS_REQUESTED;
 	conn->pd = lis->pd;
+	conn->ibdev = lis->ibdev;
 	conn->cm_id = id;
 	id->context = conn;
 	memcpy(&conn->local, &id->route.addr.src_addr, sizeof(conn->local));
@@ -362,7 +408,17 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 		mrrc_conn_refused(lis);
 		goto out_free;
 	}
-	ret = mrrc_conn_create_qp(conn, id, lis->pd);
+	/*
+	 * The context's cache outlives its listeners: they are destroyed,
+	 * waiting for this handler, before it is.
+	 */
+	if (lis->isolated) {
+		conn->isolated = true;
+		ret = mrrc_conn_isolate(conn, ctx->cache);
+		if (ret)
+			goto out_id;
+	}
+	ret = mrrc_conn_create_qp(conn, id, conn->pd);
 	if (ret)
 		goto out_id;
 	conn->id = cid;
@@ -377,6 +433,7 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 out_id:
 	xa_erase(&ctx->conns, cid);
 out_free:
+	mrrc_conn_unisolate(conn);
 	mrrc_conn_put(conn);
 	return ret;
 }
@@ -532,7 +589,7 @@ int mrrc_conn_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 	struct mrrc_conn *conn;
 	int ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~MRRC_CONN_ISOLATED)
 		return -EOPNOTSUPP;
 	ret = mrrc_addr_to_sockaddr(&cmd->addr, &ss, false);
 	if (ret)
@@ -550,6 +607,7 @@ int mrrc_conn_listen(struct mrrc_ctx *ctx, struct mrrc_listen *cmd)
 	conn->user_data = cmd->user_data;
 	conn->ibdev = ctx->dev->ibdev;
 	conn->pd = ctx->pd;
+	conn->isolated = cmd->flags & MRRC_CONN_ISOLATED;
 
 	id = rdma_create_id(current->nsproxy->net_ns, mrrc_cm_handler, conn,
 			    RDMA_PS_TCP, IB_QPT_RC);
@@ -597,7 +655,7 @@ int mrrc_conn_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
 	u32 timeout;
 	int ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~MRRC_CONN_ISOLATED)
 		return -EOPNOTSUPP;
 	ret = mrrc_addr_to_sockaddr(&cmd->dst, &dst, false);
 	if (!ret)
@@ -620,6 +678,12 @@ int mrrc_conn_connect(struct mrrc_ctx *ctx, struct mrrc_connect *cmd)
 	conn->pd = ctx->pd;
 	conn->active = true;
 	memcpy(&conn->peer_addr, &dst, sizeof(dst));
+	if (cmd->flags & MRRC_CONN_ISOLATED) {
+		conn->isolated = true;
+		ret = mrrc_conn_isolate(conn, ctx->cache);
+		if (ret)
+			goto out_free;
+	}
 
 	id = rdma_create_id(current->nsproxy->net_ns, mrrc_cm_handler, conn,
 			    RDMA_PS_TCP, IB_QPT_RC);
@@ -646,6 +710,7 @@ out_erase:
 out_id:
 	rdma_destroy_id(id);
 out_free:
+	mrrc_conn_unisolate(conn);
 	mrrc_conn_put(conn);
 out_unlock:
 	mutex_unlock(&ctx->lock);
@@ -685,6 +750,11 @@ static void mrrc_conn_destroy(struct mrrc_conn *conn)
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
 	}
+	if (conn->cache) {
+		/* Its completions stay queued, holding nothing of the cache. */
+		mrrc_done_forget_conn(conn->ctx, conn);
+		mrrc_conn_unisolate(conn);
+	}
 	mrrc_conn_put(conn);
 }
 
@@ -717,6 +787,41 @@ struct mrrc_conn *mrrc_conn_lookup(struct mrrc_ctx *ctx, u32 id)
 {
 	lockdep_assert_held(&ctx->lock);
 	return xa_load(&ctx->conns, id);
+}
+
+/**
+ * mrrc_conns_add_stats() - add the caches of isolated connections
+ * @ctx: the context, ctx->lock held
+ * @st: the context's cache's statistics, summed into
+ */
+void mrrc_conns_add_stats(struct mrrc_ctx *ctx, struct mrrc_cache_stats *st)
+{
+	struct mrrc_conn *conn;
+	unsigned long id;
+
+	lockdep_assert_held(&ctx->lock);
+	xa_for_each(&ctx->conns, id, conn)
+		if (conn->cache)
+			mrrc_cache_add_stats(conn->cache, st);
+}
+
+/**
+ * mrrc_conns_flush() - flush the caches of isolated connections
+ * @ctx: the context, ctx->lock held
+ *
+ * Return: the regions dropped.
+ */
+u32 mrrc_conns_flush(struct mrrc_ctx *ctx)
+{
+	struct mrrc_conn *conn;
+	unsigned long id;
+	u32 n = 0;
+
+	lockdep_assert_held(&ctx->lock);
+	xa_for_each(&ctx->conns, id, conn)
+		if (conn->cache)
+			n += mrrc_cache_flush(conn->cache);
+	return n;
 }
 
 int mrrc_conn_cmd(struct mrrc_ctx *ctx, unsigned int nr,
@@ -828,6 +933,7 @@ static void mrrc_conn_fill(struct mrrc_conn *conn, struct mrrc_conn_query *q)
 	q->withdraw_lost = conn->st.withdraw_lost;
 	q->refused = conn->st.refused;
 	q->remote_inv = conn->st.remote_inv;
+	q->conn_flags = conn->isolated ? MRRC_CONN_ISOLATED : 0;
 	spin_unlock_bh(&conn->lock);
 }
 

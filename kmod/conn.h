@@ -41,6 +41,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "mrrc_abi.h"
+#include "mrrc.h"
 #include "cache.h"
 
 #define MRRC_RX_DEPTH		128	/* receive buffers = initial credits */
@@ -177,6 +178,8 @@ struct mrrc_rx {
  * @reg_orphan: @reg_wr was posted but the advertisement behind it was
  *	not; on conn->orphans (@onode) until the queue pair is drained
  * @onode: entry on conn->orphans
+ * @held: every part ended while it was an orphan: mrrc_data_drained()
+ *	reports it
  * @reg_wr: @expo's REG_MR while chained (mrrc_cache_expose() with @prep)
  * @sge: local segments
  * @msg_dma: DMA address of @msg
@@ -213,6 +216,7 @@ struct mrrc_op {
 	struct mrrc_expo expo;
 	bool reg_posted;
 	bool reg_orphan;
+	bool held;
 	struct list_head onode;
 	struct ib_reg_wr reg_wr;
 	struct ib_sge sge[MRRC_OP_SGE];
@@ -258,7 +262,11 @@ enum mrrc_conn_kstate {
  * @cq: completion queue (send and receive), polled in softirq
  * @qp: the queue pair; NULL until created, and after destruction
  * @ibdev: the device of @qp, for DMA mapping
- * @pd: the context's protection domain
+ * @pd: the protection domain of @qp: @own_pd, or the context's
+ * @isolated: MRRC_CONN_ISOLATED (a listener: its connections are)
+ * @own_pd: an isolated connection's own protection domain, or NULL
+ * @cache: an isolated connection's own registration cache, or NULL; all
+ *	its operations and exports register there (mrrc_conn_cache())
  * @unsig_cqe: completion of unsignalled work requests (errors only)
  * @lock: see the locking comment at the top of this file
  * @state: enum mrrc_conn_kstate, under @lock
@@ -315,6 +323,9 @@ struct mrrc_conn {
 	struct ib_qp *qp;
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
+	bool isolated;
+	struct ib_pd *own_pd;
+	struct mrrc_cache *cache;
 	struct ib_cqe unsig_cqe;
 
 	spinlock_t lock;		/* see the top of this file */
@@ -364,8 +375,20 @@ struct mrrc_conn {
 	} st;
 };
 
+/*
+ * The cache @conn's operations and exports register in: its own if it is
+ * isolated, else its context's.  Stable while the connection is in
+ * ctx->conns (ctx->lock) or has operations outstanding.
+ */
+static inline struct mrrc_cache *mrrc_conn_cache(struct mrrc_conn *conn)
+{
+	return conn->cache ?: conn->ctx->cache;
+}
+
 /* conn.c */
 void mrrc_conn_put(struct mrrc_conn *conn);
+void mrrc_conns_add_stats(struct mrrc_ctx *ctx, struct mrrc_cache_stats *st);
+u32 mrrc_conns_flush(struct mrrc_ctx *ctx);
 struct mrrc_conn *mrrc_conn_lookup(struct mrrc_ctx *ctx, u32 id);
 void mrrc_conns_destroy(struct mrrc_ctx *ctx);
 void mrrc_conn_event(struct mrrc_conn *conn, int event, int status);
@@ -393,5 +416,6 @@ int mrrc_dp_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
 int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);
 int mrrc_dp_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd);
 void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all);
+void mrrc_done_forget_conn(struct mrrc_ctx *ctx, struct mrrc_conn *conn);
 
 #endif /* _MRRC_CONN_H */

@@ -351,8 +351,10 @@ static int mrrc_ctx_fill(struct mrrc_ctx *ctx, struct mrrc_ctx_info *info)
 	xa_for_each(&ctx->exports, i, entry)
 		info->exports++;
 	info->ops = atomic_read(&ctx->nops);
-	if (ctx->cache)
+	if (ctx->cache) {
 		mrrc_cache_get_stats(ctx->cache, &st);
+		mrrc_conns_add_stats(ctx, &st);
+	}
 	mutex_unlock(&ctx->lock);
 	info->cached_regions = st.cached_regions;
 	info->cached_pages = st.cached_pages;

@@ -28,7 +28,6 @@
 #define MRRC_CREDIT_BATCH	(MRRC_RX_DEPTH / 8)
 #define MRRC_MAX_LEN		BIT(31)
 
-/* Finish @part of @op; the first error sticks; the last part reports it. */
 /*
  * The work request of @op's advertisement is done with (@ok: completed
  * successfully).  A chained REG_MR posted right ahead of it executed if
@@ -41,10 +40,16 @@ static void mrrc_expo_settle(struct mrrc_op *op, bool ok)
 	if (!op->expo.chained || op->expo.reg_state != MRRC_DEFER_PENDING ||
 	    op->reg_orphan)
 		return;
-	mrrc_cache_expo_done(op->conn->ctx->cache, &op->expo,
+	mrrc_cache_expo_done(mrrc_conn_cache(op->conn), &op->expo,
 			     ok && op->reg_posted);
 }
 
+/*
+ * Finish @part of @op (conn->lock held); the first error sticks; the last
+ * part reports it, unless the op is an orphan: its exposure is settled,
+ * and it is reported, only once the queue pair is drained, so that POLL
+ * never waits for that (mrrc_data_drained()).
+ */
 void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
 {
 	if (!(op->parts & part))
@@ -54,7 +59,11 @@ void mrrc_op_part_done(struct mrrc_op *op, u8 part, int status)
 	op->parts &= ~part;
 	if (status && !op->done.cqe.status)
 		op->done.cqe.status = status;
-	if (!op->parts)
+	if (op->parts)
+		return;
+	if (op->reg_orphan)
+		op->held = true;
+	else
 		mrrc_done_queue(op->conn->ctx, &op->done);
 }
 
@@ -741,6 +750,15 @@ void mrrc_conn_kick(struct mrrc_conn *conn)
 		op->queued = false;
 		ret = mrrc_post_msg(conn, op);
 		if (ret) {
+			/*
+			 * A RECV the peer never heard of: off the list its
+			 * SEND_DONEs are matched against, in order.
+			 */
+			if (!op->internal && op->opcode == MRRC_OP_RECV &&
+			    !list_empty(&op->wnode)) {
+				list_del_init(&op->wnode);
+				mrrc_op_part_done(op, MRRC_PART_PEER, ret);
+			}
 			mrrc_op_wr_finish(op, ret);
 			failed = true;
 		}
@@ -1109,7 +1127,10 @@ void mrrc_data_drained(struct mrrc_conn *conn)
 	list_for_each_entry_safe(op, tmp, &conn->orphans, onode) {
 		list_del_init(&op->onode);
 		op->reg_orphan = false;
-		mrrc_cache_expo_done(conn->ctx->cache, &op->expo, false);
+		mrrc_cache_expo_done(mrrc_conn_cache(conn), &op->expo, false);
+		/* Ended meanwhile: report it now (else when it ends). */
+		if (op->held)
+			mrrc_done_queue(conn->ctx, &op->done);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -1136,6 +1157,12 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		return -ENOENT;
 	if (conn->listener)
 		return -EINVAL;
+	if (conn->isolated) {
+		/* A handle is the context's cache's, its keys its PD's. */
+		if (wr->flags & MRRC_WR_HANDLE)
+			return -EINVAL;
+		c = conn->cache;
+	}
 
 	/* POSTs hold ctx->lock: nothing else adds to ctx->nops meanwhile. */
 	if (atomic_read(&ctx->nops) >= READ_ONCE(mrrc_max_ops))

@@ -30,9 +30,21 @@ void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d)
 	wake_up_interruptible(&ctx->wq);
 }
 
-/* Revoke what a completed operation exposes to its peer. */
-static void mrrc_done_unexpose(struct mrrc_cache *c, struct mrrc_done *d)
+/*
+ * The cache a completion's operation registered in: its connection's, if
+ * isolated (NULL once that connection is destroyed, when the operation
+ * holds nothing of it any more), else the context's.
+ */
+static struct mrrc_cache *mrrc_done_cache(struct mrrc_ctx *ctx,
+					  struct mrrc_done *d)
 {
+	return d->conn && d->conn->isolated ? d->conn->cache : ctx->cache;
+}
+
+/* Revoke what a completed operation exposes to its peer. */
+static void mrrc_done_unexpose(struct mrrc_ctx *ctx, struct mrrc_done *d)
+{
+	struct mrrc_cache *c = mrrc_done_cache(ctx, d);
 	struct mrrc_op *op;
 
 	if (d->kind != MRRC_DONE_OP)
@@ -43,8 +55,9 @@ static void mrrc_done_unexpose(struct mrrc_cache *c, struct mrrc_done *d)
 }
 
 /* Release what a reported completion held (process context). */
-static void mrrc_done_release(struct mrrc_cache *c, struct mrrc_done *d)
+static void mrrc_done_release(struct mrrc_ctx *ctx, struct mrrc_done *d)
 {
+	struct mrrc_cache *c = ctx ? mrrc_done_cache(ctx, d) : NULL;
 	struct mrrc_conn *conn = d->conn;
 
 	switch (d->kind) {
@@ -116,7 +129,7 @@ int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 
 		/* No exposure outlives the news that its operation ended. */
 		list_for_each_entry(d, &batch, node)
-			mrrc_done_unexpose(ctx->cache, d);
+			mrrc_done_unexpose(ctx, d);
 		ret = mrrc_copy_records(cmd->cqes + (u64)total * cmd->cqe_size,
 					cmd->cqe_size, kbuf, sizeof(*kbuf), n);
 		if (ret) {
@@ -129,7 +142,7 @@ int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 		total += n;
 		list_for_each_entry_safe(d, tmp, &batch, node) {
 			list_del(&d->node);
-			mrrc_done_release(ctx->cache, d);
+			mrrc_done_release(ctx, d);
 		}
 	}
 	mutex_unlock(&ctx->lock);
@@ -160,7 +173,7 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 		 * the handles, and keep the completions for POLL.
 		 */
 		list_for_each_entry(d, &all, node) {
-			mrrc_done_unexpose(ctx->cache, d);
+			mrrc_done_unexpose(ctx, d);
 			if (d->kind == MRRC_DONE_OP)
 				container_of(d, struct mrrc_op, done)->handle = 0;
 		}
@@ -174,4 +187,38 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 		list_del(&d->node);
 		mrrc_done_release(NULL, d);
 	}
+}
+
+/**
+ * mrrc_done_forget_conn() - an isolated connection's cache is going away
+ * @ctx: the context, ctx->lock held (no POLL runs)
+ * @conn: the connection, drained: all its operations are on ctx->done
+ *
+ * Revoke the exposures of its completions nobody polled yet and release
+ * their cache handles; the completions stay queued, in order, for POLL.
+ */
+void mrrc_done_forget_conn(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
+{
+	struct mrrc_done *d;
+	LIST_HEAD(all);
+
+	lockdep_assert_held(&ctx->lock);
+	spin_lock_bh(&ctx->done_lock);
+	list_splice_init(&ctx->done, &all);
+	spin_unlock_bh(&ctx->done_lock);
+	list_for_each_entry(d, &all, node) {
+		struct mrrc_op *op;
+
+		if (d->kind != MRRC_DONE_OP || d->conn != conn)
+			continue;
+		op = container_of(d, struct mrrc_op, done);
+		mrrc_cache_unexpose(conn->cache, &op->expo);
+		if (op->handle)
+			mrrc_cache_release_op(conn->cache, op->handle);
+		op->handle = 0;
+	}
+	/* Ahead of whatever other connections queued meanwhile. */
+	spin_lock_bh(&ctx->done_lock);
+	list_splice(&all, &ctx->done);
+	spin_unlock_bh(&ctx->done_lock);
 }

@@ -32,6 +32,8 @@
 
 /**
  * struct mrrc_xport - one export
+ * @cache: the cache it is registered in: its connection's if that is
+ *	isolated, else the context's
  * @handle: the cache handle that keeps its regions (MRRC_REG_OP)
  * @len: bytes exposed
  * @nconns: entries of @conns still alive
@@ -39,6 +41,7 @@
  * @expo: its registrations
  */
 struct mrrc_xport {
+	struct mrrc_cache *cache;
 	u32 handle;
 	u64 len;
 	unsigned int nconns;
@@ -47,8 +50,10 @@ struct mrrc_xport {
 };
 
 /* Revoke @x and free it; it is off ctx->exports already. */
-static void mrrc_xport_free(struct mrrc_cache *c, struct mrrc_xport *x)
+static void mrrc_xport_free(struct mrrc_xport *x)
 {
+	struct mrrc_cache *c = x->cache;
+
 	mrrc_cache_unexpose(c, &x->expo);
 	mrrc_cache_release_op(c, x->handle);
 	mrrc_cache_export_count(c, -1, x->len);
@@ -73,10 +78,14 @@ static int mrrc_export_conns(struct mrrc_xport *x,
 	return 0;
 }
 
-/* Each named connection is an established one of @ctx (ctx->lock held). */
-static int mrrc_export_conns_check(struct mrrc_ctx *ctx,
-				   const struct mrrc_xport *x)
+/*
+ * Each named connection is an established one of @ctx (ctx->lock held),
+ * and they share one cache, @x->cache: an isolated connection is named
+ * alone.
+ */
+static int mrrc_export_conns_check(struct mrrc_ctx *ctx, struct mrrc_xport *x)
 {
+	bool isolated = false;
 	struct mrrc_conn *conn;
 	unsigned int i;
 
@@ -88,8 +97,10 @@ static int mrrc_export_conns_check(struct mrrc_ctx *ctx,
 			return -EINVAL;
 		if (READ_ONCE(conn->state) != MRRC_CS_ESTABLISHED)
 			return -ENOTCONN;
+		isolated |= conn->isolated;
+		x->cache = mrrc_conn_cache(conn);
 	}
-	return 0;
+	return isolated && x->nconns > 1 ? -EINVAL : 0;
 }
 
 /**
@@ -98,9 +109,10 @@ static int mrrc_export_conns_check(struct mrrc_ctx *ctx,
  * @cmd: the command; @cmd->id, nsegs and segs are filled on success
  *
  * Return: 0 or -EOPNOTSUPP (flags, a cache in model mode), -EINVAL
- * (access, length, connection count, a listener or the same connection
- * twice), -EFAULT (@cmd->conns, or memory not mapped writable), -ENXIO
- * (not bound), -ENODEV (device gone), -ENOENT (no such connection),
+ * (access, length, connection count, a listener, the same connection
+ * twice, or an isolated connection with others), -EFAULT (@cmd->conns,
+ * or memory not mapped writable), -ENXIO (not bound), -ENODEV (device
+ * gone), -ENOENT (no such connection),
  * -ENOTCONN (not established), -EAGAIN (beyond max_exposed, or the range
  * kept changing while it was registered), -ENOSPC (beyond the cache's
  * max_pages), -EBUSY (no id left), -EPERM (another address space),
@@ -143,6 +155,7 @@ int mrrc_export_create(struct mrrc_ctx *ctx, struct mrrc_export *cmd)
 	      mrrc_export_conns_check(ctx, x);
 	if (ret)
 		goto out_unlock;
+	c = x->cache;
 	/* Reserved until it is ready; lookups find nothing meanwhile. */
 	/*
 	 * Ids are not reused soon, so that an EXPORT whose result could not
@@ -210,7 +223,7 @@ static int mrrc_export_put(struct mrrc_ctx *ctx, u32 id)
 		return PTR_ERR(c);
 	x = xa_erase(&ctx->exports, id);
 	if (x)
-		mrrc_xport_free(c, x);
+		mrrc_xport_free(x);
 	mrrc_ctx_unlock(ctx);
 	return x ? 0 : -ENOENT;
 }
@@ -256,7 +269,7 @@ void mrrc_export_conn_gone(struct mrrc_ctx *ctx, u32 conn_id)
 		x->conns[i] = x->conns[--x->nconns];
 		if (!x->nconns) {
 			xa_erase(&ctx->exports, id);
-			mrrc_xport_free(ctx->cache, x);
+			mrrc_xport_free(x);
 		}
 	}
 }
@@ -273,6 +286,6 @@ void mrrc_exports_destroy(struct mrrc_ctx *ctx)
 	lockdep_assert_held(&ctx->lock);
 	xa_for_each(&ctx->exports, id, x) {
 		xa_erase(&ctx->exports, id);
-		mrrc_xport_free(ctx->cache, x);
+		mrrc_xport_free(x);
 	}
 }

@@ -92,7 +92,7 @@ static int mrrc_cmd_query(struct mrrc_ucmd *ucmd)
 	q->abi_version = MRRC_ABI_VERSION;
 	q->num_devices = mrrc_device_count(current->nsproxy->net_ns);
 	q->features = MRRC_FEATURE_DEVICES | MRRC_FEATURE_CACHE |
-		      MRRC_FEATURE_DATA;
+		      MRRC_FEATURE_DATA | MRRC_FEATURE_ISOLATED;
 	q->last_cmd = MRRC_CMD_LAST;
 	return 0;
 }
@@ -430,7 +430,7 @@ static int mrrc_cmd_flush(struct mrrc_ucmd *ucmd)
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))
 		return PTR_ERR(c);
-	cmd->regions = mrrc_cache_flush(c);
+	cmd->regions = mrrc_cache_flush(c) + mrrc_conns_flush(ucmd->ctx);
 	mrrc_ctx_unlock(ucmd->ctx);
 	return 0;
 }
@@ -450,6 +450,8 @@ static int mrrc_cmd_cache_stats(struct mrrc_ucmd *ucmd)
 	if (IS_ERR(c))
 		return PTR_ERR(c);
 	mrrc_cache_get_stats(c, st);
+	/* With the caches of its isolated connections. */
+	mrrc_conns_add_stats(ucmd->ctx, st);
 	mrrc_ctx_unlock(ucmd->ctx);
 	return 0;
 }
@@ -529,7 +531,7 @@ static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
  * Answers copied out per round of CONN_LIST: a fixed buffer within one
  * page (28 * 144 bytes), short holds of ctx->lock.
  */
-#define MRRC_CONN_LIST_CHUNK 28
+#define MRRC_CONN_LIST_CHUNK 26
 
 static int mrrc_cmd_conn_list(struct mrrc_ucmd *ucmd)
 {

@@ -298,11 +298,13 @@ static int mrrc_addr_set(struct mrrc_addr *a, const struct sockaddr *sa)
 	return -EAFNOSUPPORT;
 }
 
-MRRC_EXPORT int mrrc_listen(int fd, const struct sockaddr *addr,
-			    uint32_t backlog, uint64_t user_data, uint32_t *id)
+MRRC_EXPORT int mrrc_listen_flags(int fd, const struct sockaddr *addr,
+				  uint32_t backlog, uint32_t flags,
+				  uint64_t user_data, uint32_t *id)
 {
 	struct mrrc_listen l = {
 		.size = sizeof(l),
+		.flags = flags,
 		.backlog = backlog,
 		.user_data = user_data,
 	};
@@ -318,12 +320,20 @@ MRRC_EXPORT int mrrc_listen(int fd, const struct sockaddr *addr,
 	return ret;
 }
 
-MRRC_EXPORT int mrrc_connect(int fd, const struct sockaddr *dst,
-			     const struct sockaddr *src, uint32_t timeout_ms,
-			     uint64_t user_data, uint32_t *id)
+MRRC_EXPORT int mrrc_listen(int fd, const struct sockaddr *addr,
+			    uint32_t backlog, uint64_t user_data, uint32_t *id)
+{
+	return mrrc_listen_flags(fd, addr, backlog, 0, user_data, id);
+}
+
+MRRC_EXPORT int mrrc_connect_flags(int fd, const struct sockaddr *dst,
+				   const struct sockaddr *src,
+				   uint32_t timeout_ms, uint32_t flags,
+				   uint64_t user_data, uint32_t *id)
 {
 	struct mrrc_connect c = {
 		.size = sizeof(c),
+		.flags = flags,
 		.timeout_ms = timeout_ms,
 		.user_data = user_data,
 	};
@@ -339,6 +349,13 @@ MRRC_EXPORT int mrrc_connect(int fd, const struct sockaddr *dst,
 	if (!ret)
 		*id = c.id;
 	return ret;
+}
+
+MRRC_EXPORT int mrrc_connect(int fd, const struct sockaddr *dst,
+			     const struct sockaddr *src, uint32_t timeout_ms,
+			     uint64_t user_data, uint32_t *id)
+{
+	return mrrc_connect_flags(fd, dst, src, timeout_ms, 0, user_data, id);
 }
 
 static int mrrc_conn_ioctl(int fd, unsigned long cmd, uint32_t id,

@@ -66,6 +66,12 @@ int mrrc_listen(int fd, const struct sockaddr *addr, uint32_t backlog,
 int mrrc_connect(int fd, const struct sockaddr *dst,
 		 const struct sockaddr *src, uint32_t timeout_ms,
 		 uint64_t user_data, uint32_t *id);
+/* With flags: MRRC_CONN_ISOLATED (MRRC_FEATURE_ISOLATED), or 0. */
+int mrrc_listen_flags(int fd, const struct sockaddr *addr, uint32_t backlog,
+		      uint32_t flags, uint64_t user_data, uint32_t *id);
+int mrrc_connect_flags(int fd, const struct sockaddr *dst,
+		       const struct sockaddr *src, uint32_t timeout_ms,
+		       uint32_t flags, uint64_t user_data, uint32_t *id);
 int mrrc_accept(int fd, uint32_t id, uint64_t user_data);
 int mrrc_reject(int fd, uint32_t id);
 int mrrc_disconnect(int fd, uint32_t id);

@@ -43,7 +43,8 @@ struct pair {
 	uint32_t lis, sconn, cconn;
 };
 
-static int pair_open(struct pair *p)
+/* Two contexts connected; @flags (MRRC_CONN_ISOLATED) on both sides. */
+static int pair_open_flags(struct pair *p, uint32_t flags)
 {
 	struct sockaddr_in sin = vm_addr(next_port());
 	int r;
@@ -53,10 +54,11 @@ static int pair_open(struct pair *p)
 	p->cfd = open_bound(RXE_DEV);
 	if (p->sfd < 0 || p->cfd < 0)
 		return -ENODEV;
-	r = mrrc_listen(p->sfd, (struct sockaddr *)&sin, 16, 0x5e, &p->lis);
+	r = mrrc_listen_flags(p->sfd, (struct sockaddr *)&sin, 16, flags,
+			      0x5e, &p->lis);
 	if (!r)
-		r = mrrc_connect(p->cfd, (struct sockaddr *)&sin, NULL, 0, 0xc1,
-				 &p->cconn);
+		r = mrrc_connect_flags(p->cfd, (struct sockaddr *)&sin, NULL, 0,
+				       flags, 0xc1, &p->cconn);
 	if (r)
 		return r;
 	r = wait_event(p->sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
@@ -70,6 +72,11 @@ static int pair_open(struct pair *p)
 	if (r >= 0)
 		r = wait_event(p->cfd, MRRC_EVENT_ESTABLISHED, NULL);
 	return r < 0 ? r : 0;
+}
+
+static int pair_open(struct pair *p)
+{
+	return pair_open_flags(p, 0);
 }
 
 static void pair_close(struct pair *p)
@@ -97,9 +104,33 @@ FIXTURE(data) {
 	uint8_t *sbuf, *cbuf;
 };
 
+/*
+ * Every test of the fixture runs twice: on connections that share their
+ * context's protection domain and cache, and on isolated ones (a PD and a
+ * cache each, MRRC_CONN_ISOLATED), where handles of MRRC_IOC_REG are
+ * refused.
+ */
+FIXTURE_VARIANT(data) {
+	uint32_t conn_flags;
+};
+
+FIXTURE_VARIANT_ADD(data, shared) {
+	.conn_flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(data, isolated) {
+	.conn_flags = MRRC_CONN_ISOLATED,
+};
+
+/* What a POST naming handle @h answers: the context's cache's handle. */
+static int handle_errno(const FIXTURE_VARIANT(data) *v, int shared)
+{
+	return v->conn_flags & MRRC_CONN_ISOLATED ? -EINVAL : shared;
+}
+
 FIXTURE_SETUP(data)
 {
-	int r = pair_open(&self->p);
+	int r = pair_open_flags(&self->p, variant->conn_flags);
 
 	ASSERT_EQ(0, r) TH_LOG("connect: %s", strerror(-r));
 	self->sbuf = map(4 * MiB + 8192);
@@ -488,13 +519,13 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 	uint64_t *ctr = (uint64_t *)self->sbuf;
 	struct mrrc_wr w[2][500];
 	struct mrrc_cqe c[500];
-	struct mrrc_seg seg;
+	struct mrrc_seg seg, seg2;
 	struct mrrc_conn_query lq;
 	struct sockaddr_in sin;
 	uint64_t *old = (uint64_t *)self->cbuf;
 	uint8_t seen[1000] = { 0 };
 	unsigned int i, k, nseg = 1;
-	uint32_t h, conns[2];
+	uint32_t h, h2 = 0, conns[2];
 	struct pair q;
 	int id;
 
@@ -504,27 +535,41 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 	ASSERT_LE(0, q.cfd);
 	ASSERT_EQ(0, mrrc_conn_query(q.sfd, q.lis, &lq));
 	sin = vm_addr(lq.local.port);
-	ASSERT_EQ(0, mrrc_connect(q.cfd, (struct sockaddr *)&sin, NULL, 0, 0,
-				  &q.cconn));
+	ASSERT_EQ(0, mrrc_connect_flags(q.cfd, (struct sockaddr *)&sin, NULL, 0,
+					variant->conn_flags, 0, &q.cconn));
 	id = wait_event(q.sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
 	ASSERT_LE(0, id);
 	ASSERT_EQ(0, mrrc_accept(q.sfd, id, 0));
 	ASSERT_LE(0, wait_event(q.sfd, MRRC_EVENT_ESTABLISHED, NULL));
 	ASSERT_LE(0, wait_event(q.cfd, MRRC_EVENT_ESTABLISHED, NULL));
 	*ctr = 0;
-	/* One export for both connections of the server. */
+	/*
+	 * One export for both connections of the server; isolated, which
+	 * is refused, one export for each (two keys, two PDs, one word).
+	 */
 	conns[0] = self->p.sconn;
 	conns[1] = id;
-	ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 8,
-				 MRRC_ACCESS_REMOTE_ATOMIC, conns, 2, &seg,
-				 &nseg, &h));
+	if (variant->conn_flags & MRRC_CONN_ISOLATED) {
+		EXPECT_EQ(-EINVAL, mrrc_export(self->p.sfd, self->sbuf, 8,
+					       MRRC_ACCESS_REMOTE_ATOMIC, conns,
+					       2, &seg, &nseg, &h));
+		ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf, 8,
+				     MRRC_ACCESS_REMOTE_ATOMIC, &seg, &h));
+		ASSERT_EQ(0, export1(self->p.sfd, id, self->sbuf, 8,
+				     MRRC_ACCESS_REMOTE_ATOMIC, &seg2, &h2));
+	} else {
+		ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 8,
+					 MRRC_ACCESS_REMOTE_ATOMIC, conns, 2,
+					 &seg, &nseg, &h));
+		seg2 = seg;
+	}
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < n; i++) {
 			w[k][i] = wr(k ? q.cconn : self->p.cconn,
 				     MRRC_OP_FETCH_ADD,
 				     self->cbuf + (k * n + i) * 8, 8, i);
-			w[k][i].remote_addr = seg.addr;
-			w[k][i].rkey = seg.rkey;
+			w[k][i].remote_addr = k ? seg2.addr : seg.addr;
+			w[k][i].rkey = k ? seg2.rkey : seg.rkey;
 			w[k][i].compare_add = 1;
 		}
 	}
@@ -547,6 +592,8 @@ TEST_F(data, concurrent_atomics_from_two_connections)
 		seen[old[i]] = 1;
 	}
 	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
+	if (h2)
+		EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h2));
 	close(q.cfd);
 }
 
@@ -555,6 +602,9 @@ TEST_F(data, ranges_spanning_several_segments)
 	const uint32_t rw = MRRC_ACCESS_LOCAL_WRITE;
 	struct mrrc_cache_stats st0, st1;
 	struct mrrc_cqe c[2];
+
+	if (variant->conn_flags & MRRC_CONN_ISOLATED)
+		SKIP(return, "shapes the context's cache, which isolated connections do not use");
 
 	/* Local side: a SEND from two cached regions (two SGEs)... */
 	ASSERT_EQ(2, two_regions(self->p.cfd, self->cbuf, 0));
@@ -640,6 +690,9 @@ TEST_F(data, range_in_more_pieces_than_sges)
 	struct mrrc_seg seg[12];
 	struct mrrc_cqe c[2];
 	unsigned int i, n = 12;
+
+	if (variant->conn_flags & MRRC_CONN_ISOLATED)
+		SKIP(return, "shapes the context's cache, which isolated connections do not use");
 
 	/* Twelve separate cached pages, every other page of 96 KiB. */
 	for (i = 0; i < 12; i++)
@@ -954,7 +1007,7 @@ TEST_F(data, bad_operations_are_refused)
 	w.addr = (uintptr_t)self->cbuf;
 	w.flags = MRRC_WR_HANDLE;
 	w.handle = 12345;
-	EXPECT_EQ(-ENOENT, post1(self->p.cfd, w));
+	EXPECT_EQ(handle_errno(variant, -ENOENT), post1(self->p.cfd, w));
 	/* A listener takes no operations. */
 	w.flags = 0;
 	w.handle = 0;
@@ -984,6 +1037,13 @@ TEST_F(data, operations_by_handle)
 	w.handle = ch;
 	w.remote_addr = sseg.addr + 100;
 	w.rkey = sseg.rkey;
+	if (variant->conn_flags & MRRC_CONN_ISOLATED) {
+		/* The handle's keys are of the context's PD, not the QP's. */
+		EXPECT_EQ(-EINVAL, post1(self->p.cfd, w));
+		EXPECT_EQ(1, mrrc_release(self->p.cfd, &ch, 1));
+		EXPECT_EQ(0, mrrc_unexport(self->p.sfd, sh_));
+		return;
+	}
 	ASSERT_EQ(0, post1(self->p.cfd, w));
 	ASSERT_EQ(0, reap(self->p.cfd, &c, 1));
 	ASSERT_EQ(0, c.status);
@@ -1024,7 +1084,7 @@ TEST_F(data, operation_handles_are_not_the_callers)
 		u.handle = h;
 		u.remote_addr = (uintptr_t)self->sbuf;
 		u.rkey = 1;
-		EXPECT_EQ(-ENOENT, post1(self->p.cfd, u));
+		EXPECT_EQ(handle_errno(variant, -ENOENT), post1(self->p.cfd, u));
 	}
 	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st));
 	EXPECT_EQ(1, st.handles);
@@ -1395,16 +1455,17 @@ TEST_F(data, second_connection_never_waits_for_a_chained_registration)
 	struct sockaddr_in sin;
 	struct mrrc_cache_stats st0, st1;
 	struct mrrc_conn_query q;
-	struct mrrc_seg seg;
-	uint32_t h, c2, s2, conns[2];
+	struct mrrc_seg seg, seg2;
+	uint32_t h, h2 = 0, c2, s2, conns[2];
 	unsigned int i, n;
 	int r;
 
 	/* A second connection from the client context to the listener. */
 	ASSERT_EQ(0, mrrc_conn_query(self->p.sfd, self->p.lis, &q));
 	sin = vm_addr(q.local.port);
-	ASSERT_EQ(0, mrrc_connect(self->p.cfd, (struct sockaddr *)&sin, NULL,
-				  0, 0xc2, &c2));
+	ASSERT_EQ(0, mrrc_connect_flags(self->p.cfd, (struct sockaddr *)&sin,
+					NULL, 0, variant->conn_flags, 0xc2,
+					&c2));
 	r = wait_event(self->p.sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
 	ASSERT_LT(0, r);
 	s2 = r;
@@ -1414,9 +1475,19 @@ TEST_F(data, second_connection_never_waits_for_a_chained_registration)
 	conns[0] = self->p.sconn;
 	conns[1] = s2;
 	n = 1;
-	ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 128 * len,
-				 MRRC_ACCESS_REMOTE_WRITE, conns, 2, &seg, &n,
-				 &h));
+	if (variant->conn_flags & MRRC_CONN_ISOLATED) {
+		/* A key per connection. */
+		ASSERT_EQ(0, export1(self->p.sfd, self->p.sconn, self->sbuf,
+				     128 * len, MRRC_ACCESS_REMOTE_WRITE, &seg,
+				     &h));
+		ASSERT_EQ(0, export1(self->p.sfd, s2, self->sbuf, 128 * len,
+				     MRRC_ACCESS_REMOTE_WRITE, &seg2, &h2));
+	} else {
+		ASSERT_EQ(0, mrrc_export(self->p.sfd, self->sbuf, 128 * len,
+					 MRRC_ACCESS_REMOTE_WRITE, conns, 2,
+					 &seg, &n, &h));
+		seg2 = seg;
+	}
 	ASSERT_EQ(0, mrrc_cache_stats(self->p.cfd, &st0));
 	for (i = 0; i < 64; i++) {
 		uint8_t *src = self->cbuf + i * len;
@@ -1426,8 +1497,9 @@ TEST_F(data, second_connection_never_waits_for_a_chained_registration)
 
 		fill(src, len, 500 + i);
 		a.remote_addr = seg.addr + 2 * i * len;
-		b.remote_addr = seg.addr + (2 * i + 1) * len;
-		a.rkey = b.rkey = seg.rkey;
+		b.remote_addr = seg2.addr + (2 * i + 1) * len;
+		a.rkey = seg.rkey;
+		b.rkey = seg2.rkey;
 		ASSERT_EQ(0, post1(self->p.cfd, a));
 		ASSERT_EQ(0, post1(self->p.cfd, b));
 		ASSERT_EQ(0, reap(self->p.cfd, c, 2));
@@ -1444,6 +1516,8 @@ TEST_F(data, second_connection_never_waits_for_a_chained_registration)
 	       (unsigned long long)(st1.reg_chain_uncached -
 				    st0.reg_chain_uncached));
 	EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h));
+	if (h2)
+		EXPECT_EQ(0, mrrc_unexport(self->p.sfd, h2));
 }
 
 /*
@@ -1855,6 +1929,122 @@ TEST(export_is_byte_exact_with_its_rights_until_revoked)
 			TH_LOG("access %#x, %s: memory changed",
 			       cases[i].access, xprobe_name[cases[i].probe]);
 	}
+}
+
+/* One WRITE of 4 KiB with seed @seed from @cbuf to @seg over @conn. */
+static int write_to(int cfd, uint32_t conn, uint8_t *cbuf,
+		    const struct mrrc_seg *seg, uint32_t seed)
+{
+	struct mrrc_wr w = wr(conn, MRRC_OP_WRITE, cbuf, 4096, seed);
+	struct mrrc_cqe c;
+	int r;
+
+	fill(cbuf, 4096, seed);
+	w.remote_addr = seg->addr;
+	w.rkey = seg->rkey;
+	r = post1(cfd, w);
+	if (!r)
+		r = reap_op(cfd, &c);
+	return r ? r : c.status;
+}
+
+/*
+ * All connections of a context share its protection domain, so a key
+ * given to the peer of one connection works from the peer of another
+ * (the first round, which shows the probe can tell).  An isolated
+ * connection's keys work on its own queue pair only: the same WRITE from
+ * another connection is a remote access error and changes nothing, and
+ * the connection the key was for keeps working.
+ */
+TEST(isolated_connection_keys_work_on_no_other_queue_pair)
+{
+	struct mrrc_conn_query q = { .size = sizeof(q) };
+	uint8_t *sbuf = map(8192), *cbuf = map(4096);
+	int round;
+
+	ASSERT_NE(NULL, sbuf);
+	ASSERT_NE(NULL, cbuf);
+	for (round = 0; round < 2; round++) {
+		uint32_t flags = round ? MRRC_CONN_ISOLATED : 0;
+		struct sockaddr_in sin = vm_addr(next_port());
+		uint32_t lis, c[2], s[2], c1, c2, s1, s2, xid, both[2], h;
+		struct mrrc_seg seg, seg2;
+		unsigned int n = 1, i;
+		int r;
+		int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV);
+		struct mrrc_wr w;
+
+		ASSERT_LE(0, sfd);
+		ASSERT_LE(0, cfd);
+		ASSERT_EQ(0, mrrc_listen_flags(sfd, (struct sockaddr *)&sin, 16,
+					       flags, 1, &lis));
+		/* Two connections from the client context: c[i] to s[i]. */
+		for (i = 0; i < 2; i++) {
+			ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin,
+						  NULL, 0, 2, &c[i]));
+			r = wait_event(sfd, MRRC_EVENT_CONNECT_REQUEST, NULL);
+			ASSERT_LT(0, r);
+			s[i] = r;
+			ASSERT_EQ(0, mrrc_accept(sfd, s[i], 3));
+			ASSERT_EQ(s[i], wait_event(sfd, MRRC_EVENT_ESTABLISHED,
+						   NULL));
+			ASSERT_EQ(c[i], wait_event(cfd, MRRC_EVENT_ESTABLISHED,
+						   NULL));
+		}
+		c1 = c[0];
+		c2 = c[1];
+		s1 = s[0];
+		s2 = s[1];
+		ASSERT_EQ(0, mrrc_conn_query(sfd, s1, &q));
+		EXPECT_EQ(flags, q.conn_flags);
+		ASSERT_EQ(0, mrrc_conn_query(sfd, lis, &q));
+		EXPECT_EQ(flags, q.conn_flags);
+		ASSERT_EQ(0, mrrc_conn_query(cfd, c1, &q));
+		EXPECT_EQ(0, q.conn_flags);
+
+		/* A key for the peer of s1. */
+		memset(sbuf, 0x5a, 8192);
+		ASSERT_EQ(0, export1(sfd, s1, sbuf, 4096,
+				     MRRC_ACCESS_REMOTE_WRITE, &seg, &xid));
+		ASSERT_EQ(0, write_to(cfd, c1, cbuf, &seg, 7));
+		EXPECT_EQ(0, check(sbuf, 4096, 7));
+		/* An isolated connection is exported to alone. */
+		both[0] = s1;
+		both[1] = s2;
+		EXPECT_EQ(round ? -EINVAL : 0,
+			  mrrc_export(sfd, sbuf + 4096, 64, 0, both, 2, &seg2,
+				      &n, &h));
+		if (!round)
+			EXPECT_EQ(0, mrrc_unexport(sfd, h));
+		/* The same key from the peer of s2. */
+		if (!round) {
+			EXPECT_EQ(0, write_to(cfd, c2, cbuf, &seg, 9));
+			EXPECT_EQ(0, check(sbuf, 4096, 9));
+		} else {
+			EXPECT_EQ(-EACCES, write_to(cfd, c2, cbuf, &seg, 9));
+			EXPECT_EQ(0, check(sbuf, 4096, 7));
+			/* ... which still works for the peer it was for. */
+			EXPECT_EQ(0, write_to(cfd, c1, cbuf, &seg, 11));
+			EXPECT_EQ(0, check(sbuf, 4096, 11));
+			/* A handle is of the context's cache, not s1's. */
+			ASSERT_EQ(0, reg1(sfd, sbuf + 4096, 4096, 0, &seg, &h));
+			w = wr(s1, MRRC_OP_SEND, sbuf + 4096, 64, 1);
+			w.flags = MRRC_WR_HANDLE;
+			w.handle = h;
+			EXPECT_EQ(-EINVAL, post1(sfd, w));
+			EXPECT_EQ(1, mrrc_release(sfd, &h, 1));
+		}
+		for (n = 4096; n < 8192; n++)
+			if (sbuf[n] != 0x5a)
+				break;
+		EXPECT_EQ(8192, n) TH_LOG("byte %u beyond the export changed",
+					  n);
+		EXPECT_EQ(0, mrrc_unexport(sfd, xid));
+		close(cfd);
+		close(sfd);
+	}
+	munmap(sbuf, 8192);
+	munmap(cbuf, 4096);
 }
 
 /*

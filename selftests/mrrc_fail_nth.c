@@ -137,6 +137,7 @@ static const struct fn {
 	{ "mrrc_frwr_wait_check", -ETIMEDOUT, FN_SYNC },
 	{ "mrrc_frwr_inv_fault", 1, FN_SYNC },
 	{ "mrrc_conn_alloc", 0, FN_SYNC | FN_ASYNC },
+	{ "mrrc_conn_isolate", -ENOMEM, FN_SYNC | FN_ASYNC },
 	{ "mrrc_conn_create_qp", -ENOMEM, FN_ASYNC },
 	{ "mrrc_data_init", -ENOMEM, FN_ASYNC },
 };
@@ -1333,18 +1334,23 @@ TEST_F_TIMEOUT(fail, flush, SWEEP_TIMEOUT)
 
 /* ---- connections -------------------------------------------------------- */
 
+/* MRRC_CONN_ISOLATED for the *_isolated sweeps: listeners and connects. */
+static uint32_t conn_flags;
+
 static int listen_on(int fd, uint16_t port, uint32_t *id)
 {
 	struct sockaddr_in sin = vm_addr(port);
 
-	return mrrc_listen(fd, (struct sockaddr *)&sin, 16, 0x5e, id);
+	return mrrc_listen_flags(fd, (struct sockaddr *)&sin, 16, conn_flags,
+				 0x5e, id);
 }
 
 static int connect_to(int fd, uint16_t port, uint32_t *id)
 {
 	struct sockaddr_in sin = vm_addr(port);
 
-	return mrrc_connect(fd, (struct sockaddr *)&sin, NULL, 0, 0xc1, id);
+	return mrrc_connect_flags(fd, (struct sockaddr *)&sin, NULL, 0,
+				  conn_flags, 0xc1, id);
 }
 
 /*
@@ -1506,10 +1512,12 @@ static void connect_undo(struct __test_metadata *_metadata,
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
 }
 
-TEST_F_TIMEOUT(fail, connect, SWEEP_TIMEOUT)
+static void connect_sweep(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(fail) *self)
 {
 	const struct sweep s = {
-		.name = "connect", .alloc_errs = E_CONNECT, .func_errs = E_NOMEM,
+		.name = conn_flags ? "connect_isolated" : "connect",
+		.alloc_errs = E_CONNECT, .func_errs = E_NOMEM,
 		.op = connect_op, .undo = connect_undo,
 	};
 
@@ -1518,6 +1526,18 @@ TEST_F_TIMEOUT(fail, connect, SWEEP_TIMEOUT)
 	ASSERT_EQ(0, listen_on(self->sfd, self->port, &self->lis));
 	sweep(_metadata, self, &s);
 	all_clean(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fail, connect, SWEEP_TIMEOUT)
+{
+	connect_sweep(_metadata, self);
+}
+
+/* Each side also makes a protection domain and a cache (isolate). */
+TEST_F_TIMEOUT(fail, connect_isolated, SWEEP_TIMEOUT)
+{
+	conn_flags = MRRC_CONN_ISOLATED;
+	connect_sweep(_metadata, self);
 }
 
 static void accept_prep(struct __test_metadata *_metadata,
@@ -1594,7 +1614,8 @@ TEST_F_TIMEOUT(fail, accept, SWEEP_TIMEOUT)
  * refused (REJECTED, ECONNREFUSED), except that ib_cm does not reject an
  * ENOMEM: the client's CM sends the REQ again, and the connection is made.
  */
-TEST_F_TIMEOUT(fail, async_conn, SWEEP_TIMEOUT)
+static void async_conn_sweep(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(fail) *self)
 {
 	uint64_t t0 = now_ns();
 	unsigned int k, last = 0;
@@ -1669,8 +1690,21 @@ TEST_F_TIMEOUT(fail, async_conn, SWEEP_TIMEOUT)
 	}
 	self->cur = NULL;
 	ASSERT_EQ(0, set_phase(PH_ALLOC));
-	report(self, "async_conn", 0, 0, last, secs_since(t0));
+	report(self, conn_flags ? "async_conn_isolated" : "async_conn", 0, 0,
+	       last, secs_since(t0));
 	all_clean(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fail, async_conn, SWEEP_TIMEOUT)
+{
+	async_conn_sweep(_metadata, self);
+}
+
+/* The server's request handler also makes a PD and a cache. */
+TEST_F_TIMEOUT(fail, async_conn_isolated, SWEEP_TIMEOUT)
+{
+	conn_flags = MRRC_CONN_ISOLATED;
+	async_conn_sweep(_metadata, self);
 }
 
 /* ---- the data path ------------------------------------------------------ */

@@ -87,6 +87,8 @@ struct mrrc_query {
 #define MRRC_FEATURE_CACHE	_BITULL(1)
 /* Connections and the data path: LISTEN .. CONN_QUERY, CRW and STCRW. */
 #define MRRC_FEATURE_DATA	_BITULL(2)
+/* MRRC_CONN_ISOLATED connections: a protection domain and cache each. */
+#define MRRC_FEATURE_ISOLATED	_BITULL(3)
 
 enum mrrc_atomic_cap {
 	MRRC_ATOMIC_NONE = 0,	/* no atomic operations */
@@ -551,7 +553,7 @@ struct mrrc_addr {
 /**
  * struct mrrc_listen - MRRC_IOC_LISTEN: accept connections on an address
  * @size: sizeof(struct mrrc_listen)
- * @flags: must be 0
+ * @flags: 0 or MRRC_CONN_ISOLATED (every connection it accepts is)
  * @addr: in, local address (may be the wildcard); port 0 picks one
  * @backlog: in, connection requests the listener holds before they are
  *	accepted or rejected (0: 128; at most 4096, more is taken as 4096);
@@ -563,6 +565,14 @@ struct mrrc_addr {
  * naming a new connection, which is then accepted or rejected.  Requests
  * that arrive on another device than the context's are rejected.
  */
+/*
+ * An isolated connection has a protection domain and a registration cache
+ * of its own: no key of it, local or remote, works on another queue pair,
+ * and no key of the context's works on it.  Its operations cannot name
+ * MRRC_IOC_REG handles (those are the context's cache's).
+ */
+#define MRRC_CONN_ISOLATED	_BITUL(0)
+
 struct mrrc_listen {
 	__u32 size;
 	__u32 flags;
@@ -575,7 +585,7 @@ struct mrrc_listen {
 /**
  * struct mrrc_connect - MRRC_IOC_CONNECT: start connecting to a listener
  * @size: sizeof(struct mrrc_connect)
- * @flags: must be 0
+ * @flags: 0 or MRRC_CONN_ISOLATED
  * @dst: in, the peer's address
  * @src: in, local address to use; family 0 lets routing choose
  * @timeout_ms: in, address and route resolution timeout (0: 2000 ms)
@@ -881,6 +891,8 @@ enum mrrc_conn_state {
  * @remote_inv: out, exposures of RECVs and STCRWs the peer ended with its
  *	message (IB_WR_SEND_WITH_INV), so that this side posted no
  *	invalidation for them
+ * @conn_flags: out, MRRC_CONN_ISOLATED if it is (a listener: if the
+ *	connections it accepts are)
  */
 struct mrrc_conn_query {
 	__u32 size;
@@ -900,6 +912,7 @@ struct mrrc_conn_query {
 	__aligned_u64 withdraw_lost;
 	__aligned_u64 refused;
 	__aligned_u64 remote_inv;
+	__aligned_u64 conn_flags;
 };
 
 /**

@@ -243,6 +243,9 @@ static void conn_json(struct mrrc_json *j, uint32_t ctx_id,
 	mrrc_json_u64(j, "withdraw_lost", q->withdraw_lost);
 	mrrc_json_u64(j, "refused", q->refused);
 	mrrc_json_u64(j, "remote_inv", q->remote_inv);
+	/* 1: MRRC_CONN_ISOLATED (0 from a module that predates it). */
+	mrrc_json_u64(j, "isolated",
+		      !!(q->conn_flags & MRRC_CONN_ISOLATED));
 	mrrc_json_close(j, '}');
 }
 
