@@ -428,6 +428,18 @@ static noinline int mrrc_dp_ib_post_chain(struct mrrc_conn *conn,
 
 ALLOW_ERROR_INJECTION(mrrc_dp_ib_post_chain, ERRNO);
 
+/*
+ * Fault injection only: an error makes the device take the first work
+ * request of a chain and refuse the rest with that error, which no device
+ * does on demand (mrrc_fail_nth: chained_exposure_without_its_message).
+ */
+static noinline int mrrc_dp_chain_cut(struct mrrc_conn *conn)
+{
+	return 0;
+}
+
+ALLOW_ERROR_INJECTION(mrrc_dp_chain_cut, ERRNO);
+
 /* Whether @conn's device sends and honours SEND_WITH_INV. */
 static bool mrrc_conn_rinv(const struct mrrc_conn *conn)
 {
@@ -479,7 +491,19 @@ static int __mrrc_post_msg(struct mrrc_conn *conn, struct mrrc_op *op,
 		op->reg_wr.wr.next = &wr;
 		op->reg_wr.wr.wr_cqe = &conn->unsig_cqe;	/* errors only */
 		op->reg_wr.wr.send_flags = 0;
-		ret = mrrc_dp_ib_post_chain(conn, &op->reg_wr.wr, &bad);
+		ret = mrrc_dp_chain_cut(conn);
+		if (unlikely(ret)) {
+			int cut = ret;
+
+			op->reg_wr.wr.next = NULL;
+			ret = mrrc_dp_ib_post_chain(conn, &op->reg_wr.wr, &bad);
+			if (!ret) {
+				ret = cut;
+				bad = &wr;
+			}
+		} else {
+			ret = mrrc_dp_ib_post_chain(conn, &op->reg_wr.wr, &bad);
+		}
 	} else {
 		ret = mrrc_dp_ib_post(conn, &wr);
 	}

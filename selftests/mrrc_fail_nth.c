@@ -116,7 +116,9 @@ static size_t P;
 
 /*
  * The functions marked ALLOW_ERROR_INJECTION() in kmod/, and their error;
- * mrrc_dp_ib_post() has a test of its own (device_refuses_a_post).
+ * mrrc_dp_ib_post() has a test of its own (device_refuses_a_post), as
+ * have mrrc_dp_ib_post_chain() (chained_registration_refused) and
+ * mrrc_dp_chain_cut() (chained_exposure_without_its_message).
  */
 #define FN_SYNC		1	/* called by the command itself */
 #define FN_ASYNC	2	/* called by the RDMA CM handlers */
@@ -2165,17 +2167,61 @@ TEST_F_TIMEOUT(fail, device_refuses_a_post, SWEEP_TIMEOUT)
 }
 
 /*
+ * A RECV whose exposure's REG_MR (chain_expo) goes with its advertisement,
+ * and the device refuses the pair (@fn: mrrc_dp_ib_post_chain) or takes
+ * the REG_MR alone (mrrc_dp_chain_cut): the POST is accepted (the message
+ * is queued), the RECV completes once with the device's error, nothing
+ * stays exposed or in use, and the connection goes down, as for any
+ * control message the device refuses.  Its region is cached first, so
+ * that the pair is the only post.
+ */
+static void chained_recv_refused(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(fail) *self, const char *fn)
+{
+	struct mrrc_cache_stats st0, st1;
+	struct mrrc_cqe c;
+	char v[8];
+	bool fired;
+	int ret;
+
+	ASSERT_EQ(0, param_rw("chain_expo", v, sizeof(v), 0));
+	ASSERT_EQ(0, param_rw("chain_expo", "Y", 0, 1));
+	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
+	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
+	two_sided_done(_metadata, self);
+	st0 = stats(self->sfd);
+	ASSERT_EQ(0, arm_one_fn(fn, -EIO));
+	ASSERT_EQ(0, nth_arm(self->nth, 1));
+	ret = post1(self->sfd, recv_wr(self));
+	fired = nth_disarm(self->nth);
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_EQ(0, param_rw("chain_expo", v, 0, 1));
+	ASSERT_TRUE(fired);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, reap_op(self->sfd, &c));
+	EXPECT_EQ(-EIO, c.status);
+	/* Once: what else comes is the connection's events. */
+	usleep(200 * 1000);
+	while (mrrc_poll_cq(self->sfd, &c, 1) == 1)
+		ASSERT_EQ(MRRC_OP_EVENT, c.opcode) TH_LOG("completed twice");
+	st1 = stats(self->sfd);
+	EXPECT_EQ(st0.expo_chained + 1, st1.expo_chained);
+	EXPECT_EQ(st0.exposed, st1.exposed);
+	EXPECT_EQ(st0.inuse_regions, st1.inuse_regions);
+}
+
+/*
  * A miss's REG_MR that the device refuses on the connection's queue pair
  * (chain_reg, issue 13 item 1): the POST fails with the device's error
  * and posts nothing, the region is dropped, not cached with a key that was
  * never registered, nothing stays pinned, and the same POST then goes
- * through, registered anew.
+ * through, registered anew.  Then a RECV's exposure and advertisement
+ * refused together (chained_recv_refused()).
  */
 TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
 {
 	uint8_t *src = self->cbuf + (512 << 10);
 	struct mrrc_cache_stats st0, st1;
-	struct mrrc_cqe c;
 	struct mrrc_wr w;
 	char v[8];
 	bool fired;
@@ -2210,40 +2256,24 @@ TEST_F_TIMEOUT(fail, chained_registration_refused, SWEEP_TIMEOUT)
 	EXPECT_EQ(st1.reg_chained + 1, stats(self->cfd).reg_chained);
 	conn_alive(_metadata, self);
 
-	conn_alive(_metadata, self);
+	chained_recv_refused(_metadata, self, "mrrc_dp_ib_post_chain");
+	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
+	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
+	all_clean(_metadata, self);
+}
 
-	/*
-	 * A RECV whose exposure's REG_MR (chain_expo) goes with its
-	 * advertisement, and the device refuses the pair: the POST is
-	 * accepted (the message is queued), the RECV completes once with the
-	 * device's error, nothing stays exposed or in use, and the connection
-	 * goes down, as for any control message the device refuses.  Its
-	 * region is cached first, so that the pair is the only post.
-	 */
-	ASSERT_EQ(0, param_rw("chain_expo", v, sizeof(v), 0));
-	ASSERT_EQ(0, param_rw("chain_expo", "Y", 0, 1));
-	ASSERT_EQ(0, post1(self->sfd, recv_wr(self)));
-	ASSERT_EQ(0, post1(self->cfd, send_wr(self)));
-	two_sided_done(_metadata, self);
-	st0 = stats(self->sfd);
-	ASSERT_EQ(0, arm_one_fn("mrrc_dp_ib_post_chain", -EIO));
-	ASSERT_EQ(0, nth_arm(self->nth, 1));
-	ret = post1(self->sfd, recv_wr(self));
-	fired = nth_disarm(self->nth);
-	ASSERT_EQ(0, set_phase(PH_ALLOC));
-	ASSERT_EQ(0, param_rw("chain_expo", v, 0, 1));
-	ASSERT_TRUE(fired);
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, reap_op(self->sfd, &c));
-	EXPECT_EQ(-EIO, c.status);
-	/* Once: what else comes is the connection's events. */
-	usleep(200 * 1000);
-	while (mrrc_poll_cq(self->sfd, &c, 1) == 1)
-		ASSERT_EQ(MRRC_OP_EVENT, c.opcode) TH_LOG("completed twice");
-	st1 = stats(self->sfd);
-	EXPECT_EQ(st0.expo_chained + 1, st1.expo_chained);
-	EXPECT_EQ(st0.exposed, st1.exposed);
-	EXPECT_EQ(st0.inuse_regions, st1.inuse_regions);
+/*
+ * A RECV's chained REG_MR taken by the device without the advertisement
+ * behind it (mrrc_dp_chain_cut: no device does this on demand).  Nothing
+ * tells whether the REG_MR ran until the queue pair is drained: the
+ * RECV's completion is held until the drain has settled its exposure,
+ * and then reported once, with the error.
+ */
+TEST_F_TIMEOUT(fail, chained_exposure_without_its_message, SWEEP_TIMEOUT)
+{
+	FN_NTH_REQUIRE();
+	pair_up(_metadata, self, MRRC_POLICY_MRE);
+	chained_recv_refused(_metadata, self, "mrrc_dp_chain_cut");
 	ASSERT_EQ(0, mrrc_unexport(self->sfd, self->rh));
 	unpair(_metadata, self->sfd, self->sconn, self->cfd, self->cconn);
 	all_clean(_metadata, self);
