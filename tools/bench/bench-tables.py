@@ -277,8 +277,43 @@ def t_ops_chain(datadir, kernel=None, file="ops-chain"):
                  body) + where(rows)
 
 
+def t_ops_conn(datadir, kernel=None, file="ops-conn"):
+    """WRITE, READ and SEND through the module on shared and on isolated
+    connections (MRRC_CONN_ISOLATED), and the time to make and close a
+    connected pair, in one run (DATA/<file>.jsonl)."""
+    rows = of_kernel(load(datadir, file), kernel)
+    body = []
+
+    def pair(metric):
+        sh = pick(rows, metric=metric, conn="shared")
+        iso = pick(rows, metric=metric, conn="isolated")
+        return ["—" if sh is None else f"{sh:.1f} ms",
+                "—" if iso is None else f"{iso:.1f} ms", ratio(iso, sh)]
+    body.append(["pair", "setup"] + pair("pair_setup") + ["", "", ""])
+    body.append(["pair", "close"] + pair("pair_close") + ["", "", ""])
+    for op in ("write", "read", "send"):
+        for s in sorted({r["size_bytes"] for r in rows if r.get("op") == op}):
+            def v(metric, batch, conn):
+                return pick(rows, path="mrrc", op=op, size_bytes=s,
+                            metric=metric, batch=batch, conn=conn)
+            ls, li = v("latency", 1, "shared"), v("latency", 1, "isolated")
+            ts, ti = v("throughput", 16, "shared"), v("throughput", 16, "isolated")
+            body.append([op, grouped(s) if s < 1024 else size_name(s),
+                         "—" if ls is None else f"{ls:.0f} µs",
+                         "—" if li is None else f"{li:.0f} µs", ratio(li, ls),
+                         "—" if ts is None else grouped(ts),
+                         "—" if ti is None else grouped(ti), ratio(ti, ts)])
+    if len(body) == 2:
+        raise DataError(f"{file}: no operations")
+    return table(["op", "size", "lat. shared", "lat. isolated", "iso/sh",
+                  "b16 shared (ops/s)", "b16 isolated", "iso/sh"],
+                 body) + where(rows)
+
+
 def t_ops(datadir):
-    rows = load(datadir, "ops")
+    # Isolated connections have a table of their own (ops_conn).
+    rows = [r for r in load(datadir, "ops")
+            if r.get("conn", "shared") == "shared"]
     body = []
     for op in ("write", "read", "send"):
         for s in sorted({r["size_bytes"] for r in rows if r["op"] == op}):
@@ -670,7 +705,7 @@ def t_bm_dht(datadir):
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
-          "ops_chain": t_ops_chain}
+          "ops_chain": t_ops_chain, "ops_conn": t_ops_conn}
 
 
 def render(text, datadir):

@@ -29,6 +29,8 @@ dev=${MRRC_DEV-rxe0}
 MRRC_DATE=${MRRC_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
 export MRRC_DATE
 "$dir/mrrc_ops" -d "$dev"
+# The same on isolated connections (a PD and a cache each: "conn").
+"$dir/mrrc_ops" -d "$dev" isolated
 
 # A JSON string: backslash and quote escaped, control characters dropped.
 jstr() {

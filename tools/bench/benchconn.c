@@ -32,6 +32,13 @@ int bench_wait_event(int fd, int ev)
 int bench_pair_open(struct bench_pair *p, uint16_t port,
 		    const struct mrrc_cache_config *ccfg)
 {
+	return bench_pair_open_flags(p, port, ccfg, 0);
+}
+
+int bench_pair_open_flags(struct bench_pair *p, uint16_t port,
+			  const struct mrrc_cache_config *ccfg,
+			  uint32_t flags)
+{
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(port) };
 	struct mrrc_cache_config cfg;
@@ -51,9 +58,10 @@ int bench_pair_open(struct bench_pair *p, uint16_t port,
 		cfg = *ccfg;
 		r = mrrc_cache_config(p->cfd, &cfg);
 	}
-	r = r ?: mrrc_listen(p->sfd, (struct sockaddr *)&sin, 1, 0, &lis);
-	r = r ?: mrrc_connect(p->cfd, (struct sockaddr *)&sin, NULL, 0, 0,
-			      &p->cconn);
+	r = r ?: mrrc_listen_flags(p->sfd, (struct sockaddr *)&sin, 1, flags,
+				   0, &lis);
+	r = r ?: mrrc_connect_flags(p->cfd, (struct sockaddr *)&sin, NULL, 0,
+				    flags, 0, &p->cconn);
 	if (r)
 		goto fail;
 	r = bench_wait_event(p->sfd, MRRC_EVENT_CONNECT_REQUEST);

@@ -34,6 +34,10 @@ struct bench_pair {
  */
 int bench_pair_open(struct bench_pair *p, uint16_t port,
 		    const struct mrrc_cache_config *ccfg);
+/* The same with @flags (MRRC_CONN_ISOLATED) on the listener and connect. */
+int bench_pair_open_flags(struct bench_pair *p, uint16_t port,
+			  const struct mrrc_cache_config *ccfg,
+			  uint32_t flags);
 /* Closes both contexts (and with them the connection and the listener). */
 void bench_pair_close(struct bench_pair *p);
 

@@ -10,8 +10,14 @@
  * throughput: OPS operations, posted @batch per MRRC_IOC_POST with at most
  * WINDOW outstanding, completions harvested many per MRRC_IOC_POLL.
  *
- * usage: mrrc_ops [-d DEV]: on RDMA device DEV (default $MRRC_DEV, else
- * rxe0).  The server listens on BENCH_ADDR (veth0 in the test VM), which
+ * With the operand "isolated", both sides' connections are
+ * MRRC_CONN_ISOLATED (a PD and a cache each); every line says which in
+ * "conn", and "pair_setup" lines time making a connected pair (two
+ * contexts opened and bound, LISTEN, CONNECT, ACCEPT, both ESTABLISHED)
+ * and closing it.
+ *
+ * usage: mrrc_ops [-d DEV] [isolated]: on RDMA device DEV (default
+ * $MRRC_DEV, else rxe0).  The server listens on BENCH_ADDR (veth0 in the test VM), which
  * must be an address of DEV's network device.  One JSON line per
  * measurement, with the keys of the run (benchjson.h).
  */
@@ -29,6 +35,7 @@
 #define ITERS	300
 #define OPS	4000
 #define WINDOW	64
+#define PAIRS	10
 
 static const unsigned int sizes[] = { 64, 512, 4096, 16384, 65536 };
 static const uint8_t ops[] = { MRRC_OP_WRITE, MRRC_OP_READ, MRRC_OP_SEND };
@@ -36,6 +43,8 @@ static const char *const op_name[] = { "write", "read", "send" };
 
 static int sfd, cfd;
 static uint32_t sconn, cconn;
+static uint32_t conn_flags;
+static const char *conn_name = "shared";
 static struct mrrc_seg rseg;
 static uint8_t *sbuf, *cbuf;
 
@@ -54,7 +63,7 @@ static int setup(void)
 	uint32_t xid;
 	int r;
 
-	r = bench_pair_open(&pr, 18516, NULL);
+	r = bench_pair_open_flags(&pr, 18516, NULL, conn_flags);
 	if (r)
 		return r;
 	sfd = pr.sfd;
@@ -181,9 +190,52 @@ static void line(const char *metric, double value, int prec,
 {
 	printf("{\"bench\":\"ops\",\"metric\":\"%s\",\"value\":%.*f,"
 	       "\"unit\":\"%s\",\"path\":\"mrrc\",\"op\":\"%s\","
-	       "\"size_bytes\":%u,\"batch\":%u", metric, prec, value, unit,
-	       op_name[oi], sizes[si], batch);
+	       "\"size_bytes\":%u,\"batch\":%u,\"conn\":\"%s\"", metric,
+	       prec, value, unit, op_name[oi], sizes[si], batch, conn_name);
 	bench_json_end(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The median over PAIRS of making a connected pair and of closing it,
+ * in ms, before the measured pair exists.
+ */
+static int pair_setup(void)
+{
+	double open_ms[PAIRS], close_ms[PAIRS], t0;
+	struct bench_pair pr;
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < PAIRS; i++) {
+		t0 = now_us();
+		r = bench_pair_open_flags(&pr, 18530 + i, NULL, conn_flags);
+		if (r)
+			return r;
+		open_ms[i] = (now_us() - t0) / 1e3;
+		t0 = now_us();
+		bench_pair_close(&pr);
+		close_ms[i] = (now_us() - t0) / 1e3;
+	}
+	qsort(open_ms, PAIRS, sizeof(double), cmp_double);
+	qsort(close_ms, PAIRS, sizeof(double), cmp_double);
+	printf("{\"bench\":\"ops\",\"metric\":\"pair_setup\","
+	       "\"value\":%.2f,\"unit\":\"ms\",\"path\":\"mrrc\","
+	       "\"conn\":\"%s\",\"pairs\":%u", open_ms[PAIRS / 2],
+	       conn_name, PAIRS);
+	bench_json_end(stdout);
+	printf("{\"bench\":\"ops\",\"metric\":\"pair_close\","
+	       "\"value\":%.2f,\"unit\":\"ms\",\"path\":\"mrrc\","
+	       "\"conn\":\"%s\",\"pairs\":%u", close_ms[PAIRS / 2],
+	       conn_name, PAIRS);
+	bench_json_end(stdout);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -191,7 +243,23 @@ int main(int argc, char **argv)
 	unsigned int oi, si, b;
 	int r;
 
-	bench_options(argc, argv, "mrrc_ops", "", "", 0);
+	r = bench_options(argc, argv, "mrrc_ops", " [isolated]",
+			  "  isolated  MRRC_CONN_ISOLATED connections\n", 1);
+	if (r < argc) {
+		if (strcmp(argv[r], "isolated")) {
+			fprintf(stderr, "mrrc_ops: unknown operand '%s'\n",
+				argv[r]);
+			return 2;
+		}
+		conn_flags = MRRC_CONN_ISOLATED;
+		conn_name = "isolated";
+	}
+	r = pair_setup();
+	if (r) {
+		fprintf(stderr, "bench_ops: pairs on %s: %s\n", bench_dev(),
+			strerror(-r));
+		return 1;
+	}
 	r = setup();
 	if (r) {
 		fprintf(stderr, "bench_ops: setup on %s: %s\n", bench_dev(),
