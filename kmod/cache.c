@@ -1696,7 +1696,8 @@ ALLOW_ERROR_INJECTION(mrrc_cache_create, ERRNO);
  * May be called from the RDMA CM's work context (a connection request):
  * the address space is @parent's, not the current task's.
  *
- * Return: the cache or an ERR_PTR.
+ * Return: the cache or an ERR_PTR: -EOPNOTSUPP if @parent is in model
+ * mode (its keys are made up), -ENOMEM.
  */
 struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
 					   struct ib_pd *pd)
@@ -1707,6 +1708,9 @@ struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
 	mutex_lock(&parent->mutex);
 	k = parent->cfg;
 	mutex_unlock(&parent->mutex);
+	/* A model cache's keys are not real: nothing to isolate with. */
+	if (k.mode == MRRC_MODE_MODEL)
+		return ERR_PTR(-EOPNOTSUPP);
 	c = __mrrc_cache_create(pd, parent->mm, parent->pid);
 	if (IS_ERR(c))
 		return c;

@@ -123,21 +123,37 @@ ALLOW_ERROR_INJECTION(mrrc_conn_alloc, NULL);
 static noinline int mrrc_conn_isolate(struct mrrc_conn *conn,
 				      struct mrrc_cache *parent)
 {
+	struct mrrc_ctx *ctx = conn->ctx;
 	struct mrrc_cache *c;
 	struct ib_pd *pd;
+	int ret;
 
+	/* Each cache has the per-context limits: so many caches at most. */
+	if (atomic_inc_return(&ctx->nisolated) >
+	    READ_ONCE(mrrc_max_isolated)) {
+		ret = -EMFILE;
+		goto err_count;
+	}
 	pd = ib_alloc_pd(conn->ibdev, 0);
-	if (IS_ERR(pd))
-		return PTR_ERR(pd);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto err_count;
+	}
 	c = mrrc_cache_create_child(parent, pd);
 	if (IS_ERR(c)) {
-		ib_dealloc_pd(pd);
-		return PTR_ERR(c);
+		ret = PTR_ERR(c);
+		goto err_pd;
 	}
 	conn->own_pd = pd;
 	conn->pd = pd;
 	conn->cache = c;
 	return 0;
+
+err_pd:
+	ib_dealloc_pd(pd);
+err_count:
+	atomic_dec(&ctx->nisolated);
+	return ret;
 }
 
 ALLOW_ERROR_INJECTION(mrrc_conn_isolate, ERRNO);
@@ -156,6 +172,7 @@ static void mrrc_conn_unisolate(struct mrrc_conn *conn)
 	if (conn->own_pd) {
 		ib_dealloc_pd(conn->own_pd);
 		conn->own_pd = NULL;
+		atomic_dec(&conn->ctx->nisolated);
 	}
 }
 
@@ -415,8 +432,10 @@ static int mrrc_conn_request(struct mrrc_conn *lis, struct rdma_cm_id *id,
 	if (lis->isolated) {
 		conn->isolated = true;
 		ret = mrrc_conn_isolate(conn, ctx->cache);
-		if (ret)
+		if (ret) {
+			mrrc_conn_refused(lis);
 			goto out_id;
+		}
 	}
 	ret = mrrc_conn_create_qp(conn, id, conn->pd);
 	if (ret)

@@ -382,7 +382,7 @@ struct mrrc_conn {
  */
 static inline struct mrrc_cache *mrrc_conn_cache(struct mrrc_conn *conn)
 {
-	return conn->cache ?: conn->ctx->cache;
+	return conn->isolated ? conn->cache : conn->ctx->cache;
 }
 
 /* conn.c */

@@ -1186,6 +1186,9 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		if (wr->flags & MRRC_WR_HANDLE)
 			return -EINVAL;
 		c = conn->cache;
+		/* Made keys never go on the wire (not made so: checked). */
+		if (WARN_ON_ONCE(mrrc_cache_mode(c) == MRRC_MODE_MODEL))
+			return -EOPNOTSUPP;
 	}
 
 	/* POSTs hold ctx->lock: nothing else adds to ctx->nops meanwhile. */

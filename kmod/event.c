@@ -180,6 +180,7 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 		spin_lock_bh(&ctx->done_lock);
 		list_splice(&all, &ctx->done);
 		spin_unlock_bh(&ctx->done_lock);
+		wake_up_interruptible(&ctx->wq);
 		return;
 	}
 
@@ -221,4 +222,6 @@ void mrrc_done_forget_conn(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
 	spin_lock_bh(&ctx->done_lock);
 	list_splice(&all, &ctx->done);
 	spin_unlock_bh(&ctx->done_lock);
+	/* poll() may have looked while the queue was spliced out. */
+	wake_up_interruptible(&ctx->wq);
 }

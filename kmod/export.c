@@ -156,6 +156,10 @@ int mrrc_export_create(struct mrrc_ctx *ctx, struct mrrc_export *cmd)
 	if (ret)
 		goto out_unlock;
 	c = x->cache;
+	if (mrrc_cache_mode(c) == MRRC_MODE_MODEL) {
+		ret = -EOPNOTSUPP;
+		goto out_unlock;
+	}
 	/* Reserved until it is ready; lookups find nothing meanwhile. */
 	/*
 	 * Ids are not reused soon, so that an EXPORT whose result could not

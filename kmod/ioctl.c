@@ -529,7 +529,7 @@ static int mrrc_cmd_ctx_list(struct mrrc_ucmd *ucmd)
 
 /*
  * Answers copied out per round of CONN_LIST: a fixed buffer within one
- * page (28 * 144 bytes), short holds of ctx->lock.
+ * page (26 * 152 bytes), short holds of ctx->lock.
  */
 #define MRRC_CONN_LIST_CHUNK 26
 

@@ -88,6 +88,12 @@ MRRC_UINT_PARAM(max_conns, mrrc_max_conns, 1, MRRC_MAX_CONNS_CAP, 0644);
 MODULE_PARM_DESC(max_conns,
 		 "most connections and listeners one context may have, incoming requests included; 1..1048576 (default 1024)");
 
+uint mrrc_max_isolated = 16;
+MRRC_UINT_PARAM(max_isolated, mrrc_max_isolated, 0, MRRC_MAX_CONNS_CAP,
+		0644);
+MODULE_PARM_DESC(max_isolated,
+		 "most isolated connections one context may have (each has its own cache, with the per-context limits of its own); 0 refuses them, 0..1048576 (default 16)");
+
 uint mrrc_max_handles = 1048576;
 MRRC_UINT_PARAM(max_handles, mrrc_max_handles, 1, MRRC_MAX_HANDLES_CAP,
 		0644);

@@ -120,6 +120,8 @@ struct mrrc_device {
  * @done: completions and events not yet polled (struct mrrc_done)
  * @wq: woken when @done gains an entry; poll(2) waits here
  * @nops: operations accepted on its connections and not yet polled
+ * @nisolated: its isolated connections that have their own cache now
+ *	(at most max_isolated)
  *	(POST checks it against max_ops under @lock)
  * @exports: MRRC_IOC_EXPORT's exports by id (export.c), under @lock
  * @export_next: where the cyclic allocation of export ids goes on
@@ -142,6 +144,7 @@ struct mrrc_ctx {
 	struct list_head done;
 	wait_queue_head_t wq;
 	atomic_t nops;
+	atomic_t nisolated;
 	struct xarray exports;
 	u32 export_next;
 };
@@ -160,6 +163,7 @@ extern bool mrrc_chain_expo;
 extern uint mrrc_ack_timeout;
 extern uint mrrc_send_window;
 extern uint mrrc_max_conns;
+extern uint mrrc_max_isolated;
 #define MRRC_MAX_CONNS_CAP	1048576U	/* 2^20 */
 extern uint mrrc_max_handles;
 #define MRRC_MAX_HANDLES_CAP	16777216U	/* 2^24 */

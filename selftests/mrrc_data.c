@@ -2542,6 +2542,64 @@ TEST(max_conns_per_context)
 }
 
 /*
+ * Isolated connections are bounded per context (max_isolated: each has a
+ * cache with the per-context limits of its own), and a context whose
+ * cache is in model mode (made-up keys) gets none, even through an
+ * isolated listener made before the mode changed: the request is refused.
+ */
+TEST(isolated_connections_are_bounded_and_never_model)
+{
+	struct sockaddr_in sin = vm_addr(next_port());
+	struct mrrc_cache_config model = { .mode = MRRC_MODE_MODEL };
+	struct mrrc_conn_query q = { .size = sizeof(q) };
+	int sfd = open_bound(RXE_DEV), cfd = open_bound(RXE_DEV);
+	uint32_t lis, c1, c2;
+	struct mrrc_cqe c;
+	char old[32];
+	int r;
+
+	ASSERT_LE(0, sfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0, param_rw("max_isolated", old, sizeof(old), 0));
+	ASSERT_EQ(0, param_rw("max_isolated", (char *)"1", 0, 1));
+	ASSERT_EQ(0, mrrc_listen(sfd, (struct sockaddr *)&sin, 16, 0, &lis));
+	EXPECT_EQ(0, mrrc_connect_flags(cfd, (struct sockaddr *)&sin, NULL, 0,
+					MRRC_CONN_ISOLATED, 0, &c1));
+	EXPECT_EQ(-EMFILE, mrrc_connect_flags(cfd, (struct sockaddr *)&sin,
+					      NULL, 0, MRRC_CONN_ISOLATED, 0,
+					      &c2));
+	/* A shared one is not counted; a destroyed one makes room. */
+	EXPECT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,
+				  &c2));
+	EXPECT_EQ(0, mrrc_destroy(cfd, c1));
+	EXPECT_EQ(0, mrrc_connect_flags(cfd, (struct sockaddr *)&sin, NULL, 0,
+					MRRC_CONN_ISOLATED, 0, &c1));
+	ASSERT_EQ(0, param_rw("max_isolated", old, 0, 1));
+	close(cfd);
+	close(sfd);
+
+	/* An isolated listener, then model mode: its requests are refused. */
+	sin = vm_addr(next_port());
+	sfd = open_bound(RXE_DEV);
+	cfd = open_bound(RXE_DEV);
+	ASSERT_LE(0, sfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0, mrrc_listen_flags(sfd, (struct sockaddr *)&sin, 16,
+				       MRRC_CONN_ISOLATED, 0, &lis));
+	ASSERT_EQ(0, mrrc_cache_config(sfd, &model));
+	ASSERT_EQ(0, mrrc_connect(cfd, (struct sockaddr *)&sin, NULL, 0, 0,
+				  &c1));
+	r = wait_event(cfd, MRRC_EVENT_REJECTED, NULL);
+	EXPECT_TRUE(r == (int)c1 || r == -EPROTO) TH_LOG("%d", r);
+	/* No CONNECT_REQUEST reached the server. */
+	EXPECT_EQ(0, mrrc_poll_cq(sfd, &c, 1));
+	ASSERT_EQ(0, mrrc_conn_query(sfd, lis, &q));
+	EXPECT_LE(1, q.refused);
+	close(cfd);
+	close(sfd);
+}
+
+/*
  * A destroyed listener's id is not the next listener's: ids are handed
  * out cyclically (a server matching completions by connection id would
  * otherwise take the old one's late completions for the new one's).

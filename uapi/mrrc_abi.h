@@ -550,6 +550,14 @@ struct mrrc_addr {
 	__u8 addr[16];
 };
 
+/*
+ * An isolated connection has a protection domain and a registration cache
+ * of its own: no key of it, local or remote, works on another queue pair,
+ * and no key of the context's works on it.  Its operations cannot name
+ * MRRC_IOC_REG handles (those are the context's cache's).
+ */
+#define MRRC_CONN_ISOLATED	_BITUL(0)
+
 /**
  * struct mrrc_listen - MRRC_IOC_LISTEN: accept connections on an address
  * @size: sizeof(struct mrrc_listen)
@@ -565,14 +573,6 @@ struct mrrc_addr {
  * naming a new connection, which is then accepted or rejected.  Requests
  * that arrive on another device than the context's are rejected.
  */
-/*
- * An isolated connection has a protection domain and a registration cache
- * of its own: no key of it, local or remote, works on another queue pair,
- * and no key of the context's works on it.  Its operations cannot name
- * MRRC_IOC_REG handles (those are the context's cache's).
- */
-#define MRRC_CONN_ISOLATED	_BITUL(0)
-
 struct mrrc_listen {
 	__u32 size;
 	__u32 flags;
