@@ -140,16 +140,74 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
 	.invalidate = mrrc_region_invalidate,
 };
 
+/*
+ * c->index[] mirrors the class trees for hits taken without c->mutex.  A
+ * region it has no room for (no memory) is only found under c->mutex; one
+ * it cannot let go of stays allocated, unreferenced, until the cache goes:
+ * a hit that finds it fails to take a reference and takes the locked path.
+ */
+static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	r->indexed = !mtree_insert_range(&c->index[r->access], r->it.start,
+					 r->it.last, r, GFP_KERNEL_ACCOUNT);
+}
+
+static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	if (!r->indexed)
+		return;
+	r->indexed = false;
+	if (mtree_store_range(&c->index[r->access], r->it.start, r->it.last,
+			      NULL, GFP_KERNEL))
+		r->zombie = true;
+}
+
+static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r);
+
+/*
+ * Apply the recency of the hits taken without c->mutex, oldest first, so
+ * the stack is what it would be had each taken the mutex.  Called before
+ * anything reads the stack, and before a region that may be on
+ * c->touched is freed.
+ */
+static void mrrc_cache_sync_touches(struct mrrc_cache *c)
+{
+	struct mrrc_region *r, *tmp;
+	struct llist_node *first;
+
+	lockdep_assert_held(&c->mutex);
+	first = llist_del_all(&c->touched);
+	if (!first)
+		return;
+	first = llist_reverse_order(first);
+	llist_for_each_entry_safe(r, tmp, first, touch_node) {
+		/* After reading ->next: a new hit may queue it again. */
+		clear_bit_unlock(MRRC_REGION_TOUCHED, &r->touch);
+		if (r->cached)
+			mrrc_cache_touch(c, r);
+	}
+}
+
 void mrrc_region_remove_cached(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	lockdep_assert_held(&c->mutex);
 	if (c->policy->erase)
 		c->policy->erase(c, r);
 	interval_tree_remove(&r->it, &c->tree[r->access]);
+	mrrc_index_erase(c, r);
 	list_del_init(&r->node);
-	r->cached = false;
+	WRITE_ONCE(r->cached, false);
 	c->st.cached_pages -= mrrc_region_pages(r);
 	c->st.cached_regions--;
+}
+
+/*
+ * Drop the cache's reference of @r, just taken out of the cache: true if
+ * nothing else referenced it (the caller destroys it).
+ */
+static bool mrrc_region_unref_cached(struct mrrc_region *r)
+{
+	return !atomic_sub_return(MRRC_REGION_CACHED, &r->users);
 }
 
 /*
@@ -167,6 +225,8 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 		return;
 
 	list_for_each_entry(r, list, node) {
+		if (test_bit(MRRC_REGION_TOUCHED, &r->touch))
+			mrrc_cache_sync_touches(c);
 		if (r->has_notifier) {
 			mmu_interval_notifier_remove(&r->notifier);
 			r->has_notifier = false;
@@ -188,9 +248,13 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 	if (deferred && !c->dying)
 		queue_delayed_work(system_wq, &c->reap_work, 1);
 
+	/* An unlocked hit may still be looking at them. */
 	list_for_each_entry_safe(r, tmp, list, node) {
 		list_del(&r->node);
-		kfree(r);
+		if (r->zombie)
+			list_add(&r->node, &c->zombies);
+		else
+			kfree_rcu(r, rcu);
 	}
 }
 
@@ -202,21 +266,55 @@ void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r)
 	mrrc_regions_destroy(c, &one);
 }
 
+/*
+ * Drop a reference: true if it was the last one, the region no longer
+ * cached (nothing can take a reference from 0: the caller destroys it).
+ */
+static bool mrrc_region_unref(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	int v = atomic_dec_return(&r->users);
+
+	if (!(v & MRRC_REGION_REFS))
+		atomic_long_dec(&c->ninuse);
+	return !v;
+}
+
 /* Drop a reference; an uncached region goes with its last user. */
 static void mrrc_region_put(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	lockdep_assert_held(&c->mutex);
-	if (--r->users)
-		return;
-	c->st.inuse_regions--;
-	if (!r->cached)
+	if (mrrc_region_unref(c, r))
 		mrrc_region_destroy(c, r);
 }
 
+/* mrrc_region_put() without c->mutex held. */
+static void mrrc_region_put_unlocked(struct mrrc_cache *c,
+				     struct mrrc_region *r)
+{
+	if (!mrrc_region_unref(c, r))
+		return;
+	mutex_lock(&c->mutex);
+	mrrc_region_destroy(c, r);
+	mutex_unlock(&c->mutex);
+}
+
+/* Take a reference to a region that has one already (or is cached). */
 static void mrrc_region_get(struct mrrc_cache *c, struct mrrc_region *r)
 {
-	if (!r->users++)
-		c->st.inuse_regions++;
+	if ((atomic_inc_return(&r->users) & MRRC_REGION_REFS) == 1)
+		atomic_long_inc(&c->ninuse);
+}
+
+/* Take a reference unless @r is on its way out (users 0); RCU or a ref. */
+static bool mrrc_region_tryget(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	int old = atomic_fetch_add_unless(&r->users, 1, 0);
+
+	if (!old)
+		return false;
+	if (((old + 1) & MRRC_REGION_REFS) == 1)
+		atomic_long_inc(&c->ninuse);
+	return true;
 }
 
 /* ---- registrations posted by the data path ------------------------------ */
@@ -273,8 +371,11 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 		if (r->defer_state == MRRC_DEFER_FAILED) {
 			r->reg_failed = true;
 			c->st.reg_chain_failures++;
-			if (r->cached)
+			/* The deferral's reference keeps it. */
+			if (r->cached) {
 				mrrc_region_remove_cached(c, r);
+				mrrc_region_unref_cached(r);
+			}
 		}
 		c->ndefer--;
 		kfree(d);
@@ -318,8 +419,8 @@ static void mrrc_cache_reap(struct mrrc_cache *c)
 		mrrc_region_remove_cached(c, r);
 		c->st.invalidations++;
 		trace_mrrc_invalidate(c->pid, r->it.start, mrrc_region_pages(r),
-				      r->users);
-		if (!r->users)
+				      mrrc_region_refs(r));
+		if (mrrc_region_unref_cached(r))
 			list_add_tail(&r->node, &victims);
 	}
 	mrrc_regions_destroy(c, &victims);
@@ -391,13 +492,16 @@ void mrrc_cache_segment(struct mrrc_cache *c, u64 pages, u32 regions,
 					100), need_pages);
 }
 
-/* The bottom-most unreferenced region of the stack, or NULL. */
+/*
+ * The bottom-most unreferenced region of the stack, claimed
+ * (mrrc_region_claim()), or NULL.
+ */
 struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c)
 {
 	struct mrrc_region *r;
 
 	list_for_each_entry_reverse(r, &c->stack, node)
-		if (!r->users)
+		if (mrrc_region_claim(r))
 			return r;
 	return NULL;
 }
@@ -438,7 +542,7 @@ static void mrrc_policy_switch(struct mrrc_cache *c,
 		return;
 	if (c->policy->stop)
 		c->policy->stop(c);
-	c->policy = to;
+	WRITE_ONCE(c->policy, to);
 	if (to->start)
 		to->start(c);
 }
@@ -582,8 +686,11 @@ static void mrrc_cache_insert(struct mrrc_cache *c, struct mrrc_region *r)
 	if (c->policy->insert)
 		c->policy->insert(c, r);
 	r->cached = true;
+	atomic_add(MRRC_REGION_CACHED, &r->users);
 	c->st.cached_pages += mrrc_region_pages(r);
 	c->st.cached_regions++;
+	/* Last: publishes it to unlocked hits. */
+	mrrc_index_insert(c, r);
 }
 
 static void mrrc_fill_seg(struct mrrc_seg *s, const struct mrrc_piece *p,
@@ -621,7 +728,7 @@ static noinline int mrrc_handle_create(struct mrrc_cache *c,
 		kfree(h);
 		return ret == -EBUSY ? -EMFILE : ret;
 	}
-	c->st.handles++;
+	atomic_long_inc(&c->nhandles);
 	return 0;
 }
 
@@ -725,6 +832,74 @@ static int mrrc_reg_uncached(struct mrrc_cache *c, unsigned long s,
 	return ret;
 }
 
+/*
+ * A request inside one cached region, served without c->mutex: the region
+ * is found in c->index[] under RCU and referenced with
+ * mrrc_region_tryget(); its recency goes on c->touched.  Returns 1 when the
+ * request needs the locked path (anything but such a hit, or anything
+ * that path has to look at first), else what mrrc_cache_reg() returns.
+ */
+static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
+				   u32 access, u32 flags, struct mrrc_seg *segs,
+				   u32 room, struct mrrc_reg_out *out)
+{
+	struct mrrc_region *r;
+	struct mrrc_piece p;
+	unsigned long s, l;
+	bool exact;
+	int ret = 0;
+
+	if (!READ_ONCE(mrrc_lockless_hit) || !room || !len ||
+	    addr + len < addr || (access & ~MRRC_ACCESS_ALL))
+		return 1;
+	/* The locked path's -EPERM; and what it reaps first. */
+	if ((c->mm && current->mm != c->mm) || mrrc_cache_has_invalid(c) ||
+	    mrrc_cache_has_deferred(c) || !READ_ONCE(c->policy)->caches)
+		return 1;
+	s = addr >> PAGE_SHIFT;
+	l = (addr + len - 1) >> PAGE_SHIFT;
+	if (l - s + 1 > READ_ONCE(c->cfg.max_pages))
+		return 1;
+
+	rcu_read_lock();
+	r = mtree_load(&c->index[access], s);
+	if (r && (r->it.last < l || !mrrc_region_tryget(c, r)))
+		r = NULL;
+	rcu_read_unlock();
+	if (!r)
+		return 1;
+	/*
+	 * Referenced, it stays allocated.  Out of the cache, invalidated
+	 * (the notifier ran in this thread's munmap() before this request,
+	 * if this thread unmapped it), or its REG_MR in flight: the locked
+	 * path decides.
+	 */
+	if (!READ_ONCE(r->cached) || READ_ONCE(r->invalid) ||
+	    READ_ONCE(r->defer)) {
+		mrrc_region_put_unlocked(c, r);
+		return 1;
+	}
+
+	p.start = s;
+	p.last = l;
+	p.r = r;
+	mrrc_fill_seg(&segs[0], &p, addr, addr + len);
+	exact = r->it.start == s && r->it.last == l;
+	out->result = exact ? MRRC_RESULT_EXACT : MRRC_RESULT_SUBSET;
+	out->nsegs = 1;
+	out->handle = 0;
+	atomic64_inc(exact ? &c->ul_exact : &c->ul_subset);
+	if (!test_and_set_bit(MRRC_REGION_TOUCHED, &r->touch))
+		llist_add(&r->touch_node, &c->touched);
+
+	if (!(flags & MRRC_REG_RELEASE))
+		ret = mrrc_handle_create(c, &p, 1, flags & MRRC_REG_OP,
+					 &out->handle);
+	if (ret || (flags & MRRC_REG_RELEASE))
+		mrrc_region_put_unlocked(c, r);
+	return ret;
+}
+
 /**
  * mrrc_cache_reg() - make [addr, addr + len) usable with @access
  * @c: the cache
@@ -785,6 +960,11 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	u64 gap_pages = 0;
 	int ret;
 
+	ret = mrrc_cache_hit_unlocked(c, addr, len, access, flags, segs, room,
+				      out);
+	if (ret <= 0)
+		return ret;
+
 	mutex_lock(&c->mutex);
 	ret = mrrc_check_range(c, addr, len, access);
 	if (ret)
@@ -800,6 +980,7 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		mrrc_cache_reap(c);
 	if (mrrc_cache_has_deferred(c))
 		mrrc_cache_defer_reap(c);
+	mrrc_cache_sync_touches(c);
 
 	if (!c->policy->caches) {
 		ret = room ? mrrc_reg_uncached(c, s, l, addr, len, access,
@@ -963,24 +1144,43 @@ out:
 	return ret;
 }
 
+/*
+ * Handles are looked up under the xarray's lock: one is released without
+ * c->mutex, so whoever looks at a handle it does not own does so under
+ * that lock (or takes it out, as here).
+ */
+static struct mrrc_handle *mrrc_handle_take(struct mrrc_cache *c, u32 id,
+					    bool op)
+{
+	struct mrrc_handle *h;
+
+	xa_lock(&c->handles);
+	h = xa_load(&c->handles, id);
+	if (h && h->op == op)
+		__xa_erase(&c->handles, id);
+	else
+		h = NULL;
+	xa_unlock(&c->handles);
+	return h;
+}
+
+/* Without c->mutex unless a region goes with the handle. */
 static int __mrrc_cache_release(struct mrrc_cache *c, u32 id, bool op)
 {
 	struct mrrc_handle *h;
 	unsigned int i;
 
-	mutex_lock(&c->mutex);
-	if (mrrc_cache_has_deferred(c))
+	if (mrrc_cache_has_deferred(c)) {
+		mutex_lock(&c->mutex);
 		mrrc_cache_defer_reap(c);
-	h = xa_load(&c->handles, id);
-	if (!h || h->op != op) {
 		mutex_unlock(&c->mutex);
-		return -ENOENT;
 	}
-	xa_erase(&c->handles, id);
+	h = mrrc_handle_take(c, id, op);
+	if (!h)
+		return -ENOENT;
 	for (i = 0; i < h->n; i++)
-		mrrc_region_put(c, h->r[i]);
-	c->st.handles--;
-	mutex_unlock(&c->mutex);
+		mrrc_region_put_unlocked(c, h->r[i]);
+	atomic_long_dec(&c->nhandles);
 	kfree(h);
 	return 0;
 }
@@ -1271,11 +1471,12 @@ int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 	l = (addr + len - 1) >> PAGE_SHIFT;
 	room = min_t(u32, room, ARRAY_SIZE(pieces));
 
-	mutex_lock(&c->mutex);
+	/* The handle may be released meanwhile: its regions are ours first. */
+	xa_lock(&c->handles);
 	h = xa_load(&c->handles, id);
 	if (!h || h->op) {
-		ret = -ENOENT;
-		goto out;
+		xa_unlock(&c->handles);
+		return -ENOENT;
 	}
 	next = s;
 	for (i = 0; i < h->n && next <= l; i++) {
@@ -1285,15 +1486,15 @@ int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 			continue;
 		if (r->it.start > next || (r->access & access) != access) {
 			ret = -EINVAL;
-			goto out;
+			break;
 		}
 		if (READ_ONCE(r->invalid)) {
 			ret = -ESTALE;
-			goto out;
+			break;
 		}
 		if (n == room) {
 			ret = -EOVERFLOW;
-			goto out;
+			break;
 		}
 		pieces[n].start = next;
 		pieces[n].last = min(l, r->it.last);
@@ -1301,25 +1502,25 @@ int mrrc_cache_handle_ref(struct mrrc_cache *c, u32 id, u64 addr, u64 len,
 		next = pieces[n].last + 1;
 		n++;
 	}
-	if (next <= l) {
+	if (!ret && next <= l)
 		ret = -EINVAL;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; !ret && i < n; i++)
 		mrrc_region_get(c, pieces[i].r);
+	xa_unlock(&c->handles);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < n; i++)
 		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
-	}
 	ret = mrrc_handle_create(c, pieces, n, true, &out->handle);
 	if (ret) {
 		for (i = 0; i < n; i++)
-			mrrc_region_put(c, pieces[i].r);
-		goto out;
+			mrrc_region_put_unlocked(c, pieces[i].r);
+		return ret;
 	}
 	out->nsegs = n;
 	out->result = n > 1 ? MRRC_RESULT_SPAN : MRRC_RESULT_SUBSET;
-out:
-	mutex_unlock(&c->mutex);
-	return ret;
+	return 0;
 }
 
 /**
@@ -1359,8 +1560,9 @@ int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len)
 			mrrc_region_remove_cached(c, r);
 			c->st.invalidations++;
 			trace_mrrc_invalidate(c->pid, r->it.start,
-					      mrrc_region_pages(r), r->users);
-			if (!r->users)
+					      mrrc_region_pages(r),
+					      mrrc_region_refs(r));
+			if (mrrc_region_unref_cached(r))
 				list_add_tail(&r->node, &victims);
 			n++;
 		}
@@ -1387,8 +1589,9 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 	mutex_lock(&c->mutex);
 	mrrc_cache_defer_reap(c);
 	mrrc_cache_reap(c);
+	mrrc_cache_sync_touches(c);
 	list_for_each_entry_safe(r, tmp, &c->stack, node) {
-		if (r->users)
+		if (!mrrc_region_claim(r))
 			continue;
 		mrrc_region_remove_cached(c, r);
 		list_add_tail(&r->node, &victims);
@@ -1407,6 +1610,13 @@ static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *s
 
 	lockdep_assert_held(&c->mutex);
 	*st = c->st;
+	st->hit_unlocked = atomic64_read(&c->ul_exact) +
+			   atomic64_read(&c->ul_subset);
+	st->requests += st->hit_unlocked;
+	st->hit_exact += atomic64_read(&c->ul_exact);
+	st->hit_subset += atomic64_read(&c->ul_subset);
+	st->handles = atomic_long_read(&c->nhandles);
+	st->inuse_regions = atomic_long_read(&c->ninuse);
 	mrrc_frwr_stats(c->frwr, &fs);
 	st->pool_mrs = fs.pool_mrs;
 	st->pool_free = fs.pool_free;
@@ -1574,8 +1784,9 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		k.dereg_ns_per_region = cfg->dereg_ns_per_region;
 
 	mrrc_cache_defer_reap(c);
+	mrrc_cache_sync_touches(c);
 	if (k.mode != c->cfg.mode &&
-	    (c->st.cached_regions || c->st.inuse_regions)) {
+	    (c->st.cached_regions || atomic_long_read(&c->ninuse))) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -1633,8 +1844,12 @@ static struct mrrc_cache *__mrrc_cache_create(struct ib_pd *pd,
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&c->mutex);
 	spin_lock_init(&c->inval_lock);
-	for (i = 0; i < MRRC_ACCESS_CLASSES; i++)
+	for (i = 0; i < MRRC_ACCESS_CLASSES; i++) {
 		c->tree[i] = RB_ROOT_CACHED;
+		mt_init_flags(&c->index[i], MT_FLAGS_USE_RCU);
+	}
+	init_llist_head(&c->touched);
+	INIT_LIST_HEAD(&c->zombies);
 	INIT_LIST_HEAD(&c->stack);
 	INIT_LIST_HEAD(&c->invalid);
 	INIT_DELAYED_WORK(&c->reap_work, mrrc_cache_reap_work);
@@ -1734,6 +1949,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	struct mrrc_handle *h;
 	unsigned long id;
 	LIST_HEAD(victims);
+	unsigned int k;
 
 	mutex_lock(&c->mutex);
 	xa_for_each(&c->handles, id, h) {
@@ -1742,7 +1958,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 		xa_erase(&c->handles, id);
 		for (i = 0; i < h->n; i++)
 			mrrc_region_put(c, h->r[i]);
-		c->st.handles--;
+		atomic_long_dec(&c->nhandles);
 		kfree(h);
 	}
 	/* The connections are gone: every deferral has completed... */
@@ -1761,13 +1977,15 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 	mutex_lock(&c->mutex);
 	list_for_each_entry_safe(r, tmp, &c->stack, node) {
 		mrrc_region_remove_cached(c, r);
-		list_add_tail(&r->node, &victims);
+		/* A deferral that never completed keeps its region. */
+		if (mrrc_region_unref_cached(r))
+			list_add_tail(&r->node, &victims);
 	}
 	mrrc_regions_destroy(c, &victims);
 	mrrc_cache_quiesce(c);
 	mutex_unlock(&c->mutex);
 
-	WARN_ON(c->st.cached_regions || c->st.inuse_regions ||
+	WARN_ON(c->st.cached_regions || atomic_long_read(&c->ninuse) ||
 		c->st.pinned_pages || c->st.exposed || c->st.exported ||
 		c->st.export_bytes);
 
@@ -1788,6 +2006,10 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 
 	mrrc_frwr_destroy(c->frwr);
 	xa_destroy(&c->handles);
+	for (k = 0; k < MRRC_ACCESS_CLASSES; k++)
+		mtree_destroy(&c->index[k]);
+	list_for_each_entry_safe(r, tmp, &c->zombies, node)
+		kfree_rcu(r, rcu);
 	kvfree(c->sort_buf);
 	if (c->mm)
 		mmdrop(c->mm);

@@ -12,18 +12,40 @@
  *
  *   c->mutex  ->  mmap_lock  ->  c->inval_lock
  *
- * c->mutex serialises every cache operation and protects the trees, the
- * stack, the handles, the counters and each region's users/cached/node.
+ * c->mutex serialises every cache operation but one and protects the
+ * trees, the stack, the counters in c->st and each region's cached/node.
  * It may be held while pinning pages (mmap_lock) and while registering.
  * The mmu notifier callback runs under mmap_lock and takes only
  * c->inval_lock: it marks the region invalid, puts it on c->invalid and
  * queues the reaper.  Regions leave the trees only under c->mutex: by the
  * reaper, at the start of every registration request, or by eviction.
+ *
+ * The exception is a hit inside one cached region (module parameter
+ * lockless_hit), which takes no mutex at all (mrrc_cache_hit_unlocked()):
+ *
+ *  - c->index[] mirrors the trees in maple trees in RCU mode; a hit looks
+ *    its region up there under rcu_read_lock() and takes a reference with
+ *    atomic_inc_not_zero(&r->users).  Regions are freed after a grace
+ *    period (kfree_rcu()).
+ *  - r->users counts references (handles, requests, deferrals) plus
+ *    MRRC_REGION_CACHED while the region is cached.  A region nobody
+ *    references is taken out of reach with mrrc_region_claim() (users
+ *    MRRC_REGION_CACHED -> 0) before it is evicted; whoever brings users
+ *    to 0 destroys the region, under c->mutex.  Nothing gets a reference
+ *    from 0.
+ *  - The hit's recency update is queued on c->touched (a lockless list,
+ *    the region's MRRC_REGION_TOUCHED bit set while on it) and applied in
+ *    order under c->mutex before anything reads the stack
+ *    (mrrc_cache_sync_touches()).
+ *  - Handles are looked up and erased under the xarray's own lock, so a
+ *    handle is released without c->mutex too.
  */
 #ifndef _MRRC_CACHE_H
 #define _MRRC_CACHE_H
 
 #include <linux/interval_tree.h>
+#include <linux/llist.h>
+#include <linux/maple_tree.h>
 #include <linux/mmu_notifier.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -66,9 +88,16 @@ struct mrrc_cache;
  * @gd_h: GDSF priority H = L + freq * cost / size, fixed point (x1024)
  * @gd_freq: GDSF reference count, since the region was registered or
  *	since a GDSF policy became the cache's (then 1)
- * @users: handles (and the request in progress) that reference it
+ * @users: references (handles, the request in progress, a deferral),
+ *	plus MRRC_REGION_CACHED while cached; see the top of this file
  * @access: MRRC_ACCESS_* bits
  * @cached: in its class tree and on the stack
+ * @indexed: in c->index[@access] too, where unlocked hits find it
+ * @zombie: could not be taken out of c->index (no memory): freed with
+ *	the cache, never before
+ * @touch: MRRC_REGION_TOUCHED while on c->touched
+ * @touch_node: entry on c->touched
+ * @rcu: frees the region after a grace period
  * @invalid: its pages changed under it; set by the notifier under
  *	c->inval_lock
  * @has_notifier: @notifier is registered
@@ -97,9 +126,14 @@ struct mrrc_region {
 	struct rb_node gd_node;
 	u64 gd_h;
 	u32 gd_freq;
-	unsigned int users;
+	atomic_t users;
 	u8 access;
 	bool cached;
+	bool indexed;
+	bool zombie;
+	unsigned long touch;
+	struct llist_node touch_node;
+	struct rcu_head rcu;
 	bool invalid;
 	bool has_notifier;
 	struct mmu_interval_notifier notifier;
@@ -112,6 +146,29 @@ struct mrrc_region {
 	int defer_state;
 	bool reg_failed;
 };
+
+/* The cache's own reference to a cached region, in region->users. */
+#define MRRC_REGION_CACHED	BIT(30)
+#define MRRC_REGION_REFS	(MRRC_REGION_CACHED - 1)
+/* Bit number in region->touch. */
+#define MRRC_REGION_TOUCHED	0
+
+/* References to @r other than the cache's own; a snapshot. */
+static inline unsigned int mrrc_region_refs(const struct mrrc_region *r)
+{
+	return atomic_read(&r->users) & MRRC_REGION_REFS;
+}
+
+/*
+ * Take cached, unreferenced @r out of every hit's reach before evicting
+ * it: true if users went from MRRC_REGION_CACHED to 0; false if something
+ * references it (then it stays).  c->mutex held.
+ */
+static inline bool mrrc_region_claim(struct mrrc_region *r)
+{
+	return atomic_cmpxchg(&r->users, MRRC_REGION_CACHED, 0) ==
+	       MRRC_REGION_CACHED;
+}
 
 enum {
 	MRRC_DEFER_NONE,
@@ -332,6 +389,13 @@ struct mrrc_cache_config_k {
  * @mutex: see the locking comment at the top of this file
  * @inval_lock: protects @invalid, region->invalid, notifier sequences
  * @tree: one interval tree of cached regions per access class
+ * @index: the same regions, in maple trees in RCU mode, for unlocked hits
+ * @touched: regions hit without c->mutex whose recency is not applied yet
+ * @zombies: regions @index could not let go of (no memory)
+ * @nhandles: handles
+ * @ninuse: regions with references other than the cache's
+ * @ul_exact: unlocked exact hits
+ * @ul_subset: unlocked subset hits
  * @stack: cached regions, most recently used first
  * @invalid: regions the notifier invalidated, not yet reaped
  * @reap_work: drops invalidated regions from the trees
@@ -364,6 +428,13 @@ struct mrrc_cache {
 	struct mutex mutex;		/* see the top of this file */
 	spinlock_t inval_lock;		/* see the top of this file */
 	struct rb_root_cached tree[MRRC_ACCESS_CLASSES];
+	struct maple_tree index[MRRC_ACCESS_CLASSES];
+	struct llist_head touched;
+	struct list_head zombies;
+	atomic_long_t nhandles;
+	atomic_long_t ninuse;
+	atomic64_t ul_exact;
+	atomic64_t ul_subset;
 	struct list_head stack;
 	struct list_head invalid;
 	struct delayed_work reap_work;

@@ -52,6 +52,11 @@ module_param_named(chain_expo, mrrc_chain_expo, bool, 0644);
 MODULE_PARM_DESC(chain_expo,
 		 "fast mode: a RECV's or STCRW's exposure REG_MR goes on the connection's queue pair, unsignalled, in the same post as its advertisement, not waited for; N: it is waited for on the context's registration queue pair (default Y)");
 
+bool mrrc_lockless_hit = true;
+module_param_named(lockless_hit, mrrc_lockless_hit, bool, 0644);
+MODULE_PARM_DESC(lockless_hit,
+		 "a request inside one cached region is served without the cache's mutex: an RCU lookup and a reference count; N: every request takes the mutex (default Y)");
+
 bool mrrc_remote_inv = true;
 module_param_named(remote_inv, mrrc_remote_inv, bool, 0644);
 MODULE_PARM_DESC(remote_inv,

@@ -30,6 +30,12 @@
  *   mmap_lock            rw_semaphore  (mm) pinning under c->mutex; the
  *                                      MMU notifier runs under it
  *   c->inval_lock        spinlock      invalidated regions (cache.h)
+ *   c->index[]'s lock    spinlock      (maple tree) the index of unlocked
+ *                                      hits, written under c->mutex,
+ *                                      read under RCU (cache.h)
+ *   c->handles' xa_lock  spinlock      a cache's handles: looked up and
+ *                                      erased under it, also without
+ *                                      c->mutex (cache.h)
  *   f->lock              spinlock      FRWR pool lists (frwr.c)
  *   conn->lock           spinlock, bh  a connection's data path (conn.h)
  *   ctx->done_lock       spinlock, bh  completions ready for POLL
@@ -158,6 +164,7 @@ extern uint mrrc_default_max_regions;
 extern uint mrrc_keepalive_ms;
 extern bool mrrc_async_inval;
 extern bool mrrc_remote_inv;
+extern bool mrrc_lockless_hit;
 extern bool mrrc_chain_reg;
 extern bool mrrc_chain_expo;
 extern uint mrrc_ack_timeout;

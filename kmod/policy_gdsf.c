@@ -105,7 +105,7 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	while (!mrrc_cache_fits(c, pages, regions)) {
 		for (n = rb_first(&c->gd_tree); n; n = rb_next(n)) {
 			r = rb_entry(n, struct mrrc_region, gd_node);
-			if (!r->users)
+			if (mrrc_region_claim(r))
 				break;
 		}
 		if (!n)
@@ -138,7 +138,7 @@ static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	     n && (freed < target || evicted < need_regions); n = next) {
 		next = rb_next(n);
 		r = rb_entry(n, struct mrrc_region, gd_node);
-		if (r->users)
+		if (!mrrc_region_claim(r))
 			continue;
 		c->gd_l = r->gd_h;
 		freed += mrrc_region_pages(r);

@@ -101,7 +101,7 @@ static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	list_for_each_entry_safe_reverse(r, tmp, &c->stack, node) {
 		if (freed >= evict_target && evicted >= need_regions)
 			break;
-		if (r->users)
+		if (!mrrc_region_claim(r))
 			continue;
 		freed += mrrc_region_pages(r);
 		evicted++;

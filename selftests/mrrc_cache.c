@@ -676,6 +676,62 @@ TEST(lru_one_region_at_a_time)
 }
 
 /*
+ * Hits taken without the cache's mutex (lockless_hit=Y) move their region
+ * up the stack all the same, once the next locked request applies them:
+ * four one-page regions in an LRU cache of four, the oldest hit, a fifth
+ * registered: the second oldest goes, not the one just hit.  Then the
+ * same with lockless_hit=N, the control, where no hit goes unlocked.
+ */
+TEST(unlocked_hits_keep_the_policy_order)
+{
+	char old[8] = "Y";
+
+	P = sysconf(_SC_PAGESIZE);
+	ASSERT_EQ(0, param_rw("lockless_hit", old, sizeof(old), 0));
+	for (int on = 1; on >= 0; on--) {
+		struct mrrc_cache_stats st;
+		struct one h;
+		int fd;
+
+		ASSERT_EQ(0, param_rw("lockless_hit", on ? "Y" : "N", 0, 1));
+		fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_LRU, 8, 4);
+		ASSERT_LE(0, fd);
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(MRRC_RESULT_MISS,
+				  reg1(fd, BASE + 2 * i * P, 2 * P, RW,
+				       MRRC_REG_RELEASE).req.result);
+		/* A subset hit, holding a handle, then released. */
+		h = reg1(fd, BASE + 100, 200, RW, 0);
+		ASSERT_EQ(0, h.ret);
+		ASSERT_EQ(MRRC_RESULT_SUBSET, h.req.result);
+		ASSERT_EQ(BASE + 100, h.seg[0].addr);
+		ASSERT_EQ(200, h.seg[0].length);
+		st = stats(fd);
+		ASSERT_EQ(on ? 1 : 0, st.hit_unlocked);
+		ASSERT_EQ(1, st.hit_subset);
+		ASSERT_EQ(5, st.requests);
+		ASSERT_EQ(1, st.handles);
+		ASSERT_EQ(1, st.inuse_regions);
+		ASSERT_EQ(1, mrrc_release(fd, &h.req.handle, 1));
+		ASSERT_EQ(0, stats(fd).inuse_regions);
+		ASSERT_EQ(0, stats(fd).handles);
+		ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE + 20 * P, 2 * P, RW,
+						 MRRC_REG_RELEASE).req.result);
+		/* The second was the least recently used; the first was hit. */
+		ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE + 2 * P, 2 * P, RW,
+						 MRRC_REG_RELEASE).req.result);
+		ASSERT_EQ(MRRC_RESULT_EXACT, reg1(fd, BASE, 2 * P, RW,
+						  MRRC_REG_RELEASE).req.result);
+		st = stats(fd);
+		ASSERT_EQ(on ? 2 : 0, st.hit_unlocked);
+		ASSERT_EQ(1, st.hit_exact);
+		ASSERT_EQ(2, st.evictions);
+		close(fd);
+	}
+	ASSERT_EQ(0, param_rw("lockless_hit", old, 0, 1));
+}
+
+/*
  * The MRE rules, by hand.  Capacity 10 pages, the whole stack is the
  * resorting section, the eviction segment 1 page (at least the need).
  * Insert B(1 page), A(4), C(2), D(3): the stack, bottom to top, is
@@ -961,7 +1017,7 @@ TEST(kernel_api)
 	slash = strrchr(path, '/');
 	ASSERT_NE(NULL, slash);
 	snprintf(slash + 1, sizeof(path) - (slash + 1 - path), "mrrc_ktest.ko");
-	before = count_lines("dmesg", "mrrc_ktest: 1 devices, 29 passed, 0 failed");
+	before = count_lines("dmesg", "mrrc_ktest: 1 devices, 38 passed, 0 failed");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd) TH_LOG("%s", path);
 	ret = syscall(__NR_finit_module, fd, "", 0);
@@ -972,7 +1028,7 @@ TEST(kernel_api)
 	ASSERT_EQ(0, ret) TH_LOG("mrrc_ktest failed: %s", strerror(err));
 	ASSERT_EQ(0, unload);
 	ASSERT_EQ(before + 1, count_lines("dmesg",
-					  "mrrc_ktest: 1 devices, 29 passed, 0 failed"));
+					  "mrrc_ktest: 1 devices, 38 passed, 0 failed"));
 }
 
 TEST(unbound_context)

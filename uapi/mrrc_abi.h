@@ -531,6 +531,11 @@ struct mrrc_cache_stats {
 	__aligned_u64 reg_chain_failures;
 	/* RECV and STCRW exposures whose REG_MR went the same way */
 	__aligned_u64 expo_chained;
+	/*
+	 * Hits (counted in @hit_exact or @hit_subset too) served without
+	 * the cache's lock (module parameter lockless_hit)
+	 */
+	__aligned_u64 hit_unlocked;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

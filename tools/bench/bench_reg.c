@@ -38,9 +38,14 @@
  * inside the POST ("miss_write") against an ordinary registration
  * followed by the same write ("ordinary_write").
  *
- * usage: bench_reg [-d DEV] [post]: on RDMA device DEV (default
- * $MRRC_DEV, else rxe0); with "post", only the measurements inside a POST
- * and the ordinary 4 KiB register + release cycle they are compared with.
+ * Last, the hits above (one per ioctl with 10 and 1 000 regions, 64 per
+ * ioctl, inside a POST of 1, 16 and 64) with module parameter lockless_hit
+ * on and off in the same run (key "lockless").
+ *
+ * usage: bench_reg [-d DEV] [post | lockless]: on RDMA device DEV
+ * (default $MRRC_DEV, else rxe0); with "post", only the measurements
+ * inside a POST, with "lockless" only the last ones, each with the
+ * ordinary 4 KiB register + release cycle they are compared with.
  * Every line also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
@@ -900,6 +905,69 @@ static void post_costs(double ord4k)
 	munmap(pwin_buf, POST_WINDOW);
 }
 
+/*
+ * Hits with module parameter lockless_hit on and off, in the same run
+ * (key "lockless", and "round": on, off, then off, on, so that drift
+ * shows): one per ioctl with 10 and 1 000 regions cached, 64 per ioctl,
+ * and inside a POST of 1, 16 and 64 WRITEs.
+ */
+static void lockless_costs(double ord4k)
+{
+	static const unsigned int batches[] = { 1, 16, 64 };
+	char *buf = map_populated(64 * STRIDE(131072));
+	char *mbuf = map_populated(MISS_SLOTS * 8192);
+	static char keys[64];
+	struct result r[3];
+
+	pwin_buf = map_populated(POST_WINDOW);
+	post_pair_open(MRRC_MODE_FAST);
+	for (unsigned int round = 1; round <= 2; round++) {
+		for (unsigned int k = 0; k < 2; k++) {
+			bool on = (round == 1) == (k == 0);
+			struct result h, b;
+			int ret;
+
+			ret = set_param("lockless_hit", on ? "Y" : "N");
+			if (ret) {
+				fprintf(stderr, "bench_reg: lockless_hit: %s: no lockless lines\n",
+					strerror(-ret));
+				goto out;
+			}
+			snprintf(keys, sizeof(keys),
+				 ",\"lockless\":\"%s\",\"round\":%u",
+				 on ? "on" : "off", round);
+			cur_keys = keys;
+			cur_batch = 1;
+			for (unsigned int n = 10; n <= 1000; n *= 100) {
+				h = hit_latency(n);
+				emit("hit_latency_median", h.median, "ns",
+				     "cached", 4096, n, h.iters);
+				emit("hit_fraction_of_ordinary", h.median / ord4k,
+				     "ratio", "cached", 4096, n, h.iters);
+			}
+			b = batched_hits(4096);
+			cur_batch = BATCH;
+			emit("latency_median", b.median, "ns", "cached", 4096, 1,
+			     b.iters);
+			emit("hit_fraction_of_ordinary", b.median / ord4k,
+			     "ratio", "cached", 4096, 1, b.iters);
+			for (unsigned int j = 0; j < 3; j++) {
+				cur_batch = batches[j];
+				post_cost(batches[j], POST_HIT, buf, mbuf, r);
+				post_lines(POST_HIT, r, ord4k);
+			}
+		}
+	}
+out:
+	set_param("lockless_hit", "Y");
+	cur_keys = "";
+	cur_batch = 1;
+	bench_pair_close(&pp);
+	munmap(buf, 64 * STRIDE(131072));
+	munmap(mbuf, MISS_SLOTS * 8192);
+	munmap(pwin_buf, POST_WINDOW);
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 16384, 65536, 131072, 262144,
@@ -909,21 +977,29 @@ int main(int argc, char **argv)
 	double ord4k = 0;
 	int op;
 
-	op = bench_options(argc, argv, "bench_reg", " [post]",
-			   "  post    only the registrations inside a POST\n"
-			   "          (and the ordinary 4 KiB register + release\n"
-			   "          cycle they are compared with)\n", 1);
+	op = bench_options(argc, argv, "bench_reg", " [post | lockless]",
+			   "  post      only the registrations inside a POST\n"
+			   "            (and the ordinary 4 KiB register + release\n"
+			   "            cycle they are compared with)\n"
+			   "  lockless  only hits with module parameter\n"
+			   "            lockless_hit on and off (and the same\n"
+			   "            ordinary cycle)\n", 1);
 	timer_init();
 	if (op < argc) {
-		if (strcmp(argv[op], "post")) {
-			fprintf(stderr, "bench_reg: %s: not an operand (post)\n",
+		bool post = !strcmp(argv[op], "post");
+
+		if (!post && strcmp(argv[op], "lockless")) {
+			fprintf(stderr, "bench_reg: %s: not an operand (post, lockless)\n",
 				argv[op]);
 			return 2;
 		}
 		r[ORDINARY] = measure(ORDINARY, 4096);
 		emit("latency_median", r[ORDINARY].median, "ns", "ordinary",
 		     4096, 1, r[ORDINARY].iters);
-		post_costs(r[ORDINARY].median);
+		if (post)
+			post_costs(r[ORDINARY].median);
+		else
+			lockless_costs(r[ORDINARY].median);
 		return 0;
 	}
 	fit_costs(MRRC_MODE_ORDINARY, "ordinary");
@@ -971,5 +1047,6 @@ int main(int argc, char **argv)
 	}
 	evict_churn();
 	post_costs(ord4k);
+	lockless_costs(ord4k);
 	return 0;
 }

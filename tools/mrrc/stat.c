@@ -27,6 +27,7 @@ static const struct {
 	F(exposed), F(reg_timeouts), F(exports), F(exported),
 	F(export_bytes), F(notifier_kept), F(reg_chained),
 	F(reg_chain_uncached), F(reg_chain_failures), F(expo_chained),
+	F(hit_unlocked),
 };
 
 #undef F
@@ -63,6 +64,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"  exact hits            %" PRIu64 "\n"
 		"  subset hits           %" PRIu64 "\n"
 		"  span hits             %" PRIu64 "\n"
+		"  hits without a lock   %" PRIu64 "\n"
 		"  overlaps              %" PRIu64 "\n"
 		"  misses                %" PRIu64 "\n"
 		"hit ratio               %.1f%%\n"
@@ -90,7 +92,8 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		PRIu64 " failed), %" PRIu64 " for exposures\n",
 		(uint64_t)s->caches, (uint64_t)s->requests,
 		(uint64_t)s->hit_exact, (uint64_t)s->hit_subset,
-		(uint64_t)s->hit_span, (uint64_t)s->overlap,
+		(uint64_t)s->hit_span, (uint64_t)s->hit_unlocked,
+		(uint64_t)s->overlap,
 		(uint64_t)s->miss,
 		mrrc_hit_pct(hits(s), s->requests),
 		(uint64_t)s->registrations, (uint64_t)s->reg_pages,
