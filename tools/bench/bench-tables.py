@@ -310,6 +310,43 @@ def t_ops_conn(datadir, kernel=None, file="ops-conn"):
                  body) + where(rows)
 
 
+def t_lockless(datadir, file="lockless"):
+    """Hits with module parameter lockless_hit off and on, two rounds each
+    in one run (DATA/<file>.jsonl, bench_reg lockless): per request, and
+    as a fraction of the ordinary 4 KiB register + release cycle measured
+    in the same run."""
+    rows = load(datadir, file)
+    ord4k = pick(rows, mode="ordinary", metric="latency_median")
+    if not ord4k:
+        raise DataError(f"{file}: no ordinary cycle")
+    body = []
+
+    def cell(v):
+        return "—" if v is None else f"{v:.0f} ns (1/{ord4k / v:.0f})" if v > 0 else f"{v:.0f} ns"
+
+    def both(on, **keys):
+        vals = [pick(rows, lockless=on, round=r, **keys) for r in (1, 2)]
+        return None if None in vals else vals
+
+    cases = [("REG, 1 per ioctl, 10 regions", "cached", "hit_latency_median", 1, 10),
+             ("REG, 1 per ioctl, 1 000 regions", "cached", "hit_latency_median", 1, 1000),
+             ("REG, 64 per ioctl", "cached", "latency_median", 64, 1)]
+    cases += [(f"added in a POST of {b}", "hit_in_post", "added_latency_median", b, 1)
+              for b in (1, 16, 64)]
+    for name, mode, metric, batch, regions in cases:
+        k = dict(mode=mode, metric=metric, batch=batch, regions=regions)
+        off, on = both("off", **k), both("on", **k)
+        if off is None or on is None:
+            raise DataError(f"{file}: no lines for {name}")
+        mo, mn = sum(off) / 2, sum(on) / 2
+        # A negative "added" is noise: no ratio of it.
+        body.append([name, " / ".join(cell(v) for v in off),
+                     " / ".join(cell(v) for v in on),
+                     ratio(mn, mo) if min(off + on) > 0 else "—"])
+    return table(["hit", "off (rounds 1 / 2)", "on (rounds 1 / 2)", "on/off"],
+                 body) + where(rows)
+
+
 def t_ops(datadir):
     # Isolated connections have a table of their own (ops_conn).
     rows = [r for r in load(datadir, "ops")
@@ -705,7 +742,8 @@ def t_bm_dht(datadir):
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
-          "ops_chain": t_ops_chain, "ops_conn": t_ops_conn}
+          "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,
+          "lockless": t_lockless}
 
 
 def render(text, datadir):
