@@ -14,14 +14,17 @@
  *
  * The result is a list of segments in address order, one per region
  * piece, each usable as one SGE.  Regions used by a request move to the
- * top of the stack.  When a registration would exceed the capacity (pages
- * or regions), the policy evicts unreferenced regions: LRU the bottom one
- * at a time, MRE a whole eviction segment in one deregistration batch
- * after resorting the bottom of the stack by evictfact = r + 1/size.
+ * top of the stack (a hit taken without c->mutex moves its region when
+ * the next locked request applies it, see cache.h).  When a registration
+ * would exceed the capacity (pages or regions), the policy evicts
+ * unreferenced regions: LRU the bottom one at a time, MRE a whole
+ * eviction segment in one deregistration batch after resorting the
+ * bottom of the stack by evictfact = r + 1/size.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/error-injection.h>
+#include <linux/list_sort.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
@@ -142,9 +145,11 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
 
 /*
  * c->index[] mirrors the class trees for hits taken without c->mutex.  A
- * region it has no room for (no memory) is only found under c->mutex; one
- * it cannot let go of stays allocated, unreferenced, until the cache goes:
- * a hit that finds it fails to take a reference and takes the locked path.
+ * region it has no room for (no memory) is only found under c->mutex.
+ * One it cannot let go of (a "zombie") stays allocated until the cache
+ * goes: a hit that finds it fails to take a reference (users 0), or sees
+ * it no longer cached, and takes the locked path.  Its range gets no
+ * unlocked hits meanwhile (later regions over it are not indexed).
  */
 static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r)
 {
@@ -164,26 +169,46 @@ static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
 
 static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r);
 
+static int mrrc_cmp_hit_seq(void *priv, const struct list_head *a,
+			    const struct list_head *b)
+{
+	const struct mrrc_region *x = list_entry(a, struct mrrc_region,
+						 touch_list);
+	const struct mrrc_region *y = list_entry(b, struct mrrc_region,
+						 touch_list);
+
+	return READ_ONCE(x->hit_seq) > READ_ONCE(y->hit_seq);
+}
+
 /*
- * Apply the recency of the hits taken without c->mutex, oldest first, so
- * the stack is what it would be had each taken the mutex.  Called before
- * anything reads the stack, and before a region that may be on
- * c->touched is freed.
+ * Apply the hits taken without c->mutex: each region as often as it was
+ * hit (GDSF counts them), the regions in the order of their last hits, so
+ * that the stack and the priorities are what they would be had every hit
+ * taken the mutex.  Called before anything reads the stack, and before a
+ * region that may be on c->touched is freed.
  */
 static void mrrc_cache_sync_touches(struct mrrc_cache *c)
 {
 	struct mrrc_region *r, *tmp;
 	struct llist_node *first;
+	LIST_HEAD(todo);
+	int n;
 
 	lockdep_assert_held(&c->mutex);
 	first = llist_del_all(&c->touched);
 	if (!first)
 		return;
-	first = llist_reverse_order(first);
 	llist_for_each_entry_safe(r, tmp, first, touch_node) {
 		/* After reading ->next: a new hit may queue it again. */
 		clear_bit_unlock(MRRC_REGION_TOUCHED, &r->touch);
-		if (r->cached)
+		list_add_tail(&r->touch_list, &todo);
+	}
+	list_sort(NULL, &todo, mrrc_cmp_hit_seq);
+	list_for_each_entry_safe(r, tmp, &todo, touch_list) {
+		list_del(&r->touch_list);
+		/* 0 if a hit since the bit was cleared came first. */
+		n = atomic_xchg(&r->hits, 0);
+		while (r->cached && n-- > 0)
 			mrrc_cache_touch(c, r);
 	}
 }
@@ -268,15 +293,24 @@ void mrrc_region_destroy(struct mrrc_cache *c, struct mrrc_region *r)
 
 /*
  * Drop a reference: true if it was the last one, the region no longer
- * cached (nothing can take a reference from 0: the caller destroys it).
+ * cached (nothing can take a reference from 0): the caller then destroys
+ * it under c->mutex with mrrc_region_last_put().  Until then the region
+ * still counts in ninuse, so that no mode change slips in between.
  */
 static bool mrrc_region_unref(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	int v = atomic_dec_return(&r->users);
 
-	if (!(v & MRRC_REGION_REFS))
+	if (v && !(v & MRRC_REGION_REFS))
 		atomic_long_dec(&c->ninuse);
 	return !v;
+}
+
+static void mrrc_region_last_put(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	lockdep_assert_held(&c->mutex);
+	mrrc_region_destroy(c, r);
+	atomic_long_dec(&c->ninuse);
 }
 
 /* Drop a reference; an uncached region goes with its last user. */
@@ -284,7 +318,7 @@ static void mrrc_region_put(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	lockdep_assert_held(&c->mutex);
 	if (mrrc_region_unref(c, r))
-		mrrc_region_destroy(c, r);
+		mrrc_region_last_put(c, r);
 }
 
 /* mrrc_region_put() without c->mutex held. */
@@ -294,7 +328,7 @@ static void mrrc_region_put_unlocked(struct mrrc_cache *c,
 	if (!mrrc_region_unref(c, r))
 		return;
 	mutex_lock(&c->mutex);
-	mrrc_region_destroy(c, r);
+	mrrc_region_last_put(c, r);
 	mutex_unlock(&c->mutex);
 }
 
@@ -367,16 +401,20 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 	list_for_each_entry_safe(d, tmp, &todo, node) {
 		struct mrrc_region *r = d->r;
 
-		r->defer = NULL;
 		if (r->defer_state == MRRC_DEFER_FAILED) {
 			r->reg_failed = true;
 			c->st.reg_chain_failures++;
 			/* The deferral's reference keeps it. */
 			if (r->cached) {
 				mrrc_region_remove_cached(c, r);
-				mrrc_region_unref_cached(r);
+				WARN_ON(mrrc_region_unref_cached(r));
 			}
 		}
+		/*
+		 * Last: an unlocked hit that sees no deferral (acquire) sees
+		 * a failed region out of the cache.
+		 */
+		smp_store_release(&r->defer, NULL);
 		c->ndefer--;
 		kfree(d);
 		mrrc_region_put(c, r);
@@ -843,6 +881,7 @@ static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
 				   u32 access, u32 flags, struct mrrc_seg *segs,
 				   u32 room, struct mrrc_reg_out *out)
 {
+	struct mrrc_defer *defer;
 	struct mrrc_region *r;
 	struct mrrc_piece p;
 	unsigned long s, l;
@@ -874,8 +913,9 @@ static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
 	 * if this thread unmapped it), or its REG_MR in flight: the locked
 	 * path decides.
 	 */
-	if (!READ_ONCE(r->cached) || READ_ONCE(r->invalid) ||
-	    READ_ONCE(r->defer)) {
+	/* Pairs with mrrc_cache_defer_reap(): a failed region is uncached. */
+	defer = smp_load_acquire(&r->defer);
+	if (defer || !READ_ONCE(r->cached) || READ_ONCE(r->invalid)) {
 		mrrc_region_put_unlocked(c, r);
 		return 1;
 	}
@@ -888,7 +928,11 @@ static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
 	out->result = exact ? MRRC_RESULT_EXACT : MRRC_RESULT_SUBSET;
 	out->nsegs = 1;
 	out->handle = 0;
-	atomic64_inc(exact ? &c->ul_exact : &c->ul_subset);
+	/* The hit's time (the count of unlocked hits) orders the touches. */
+	WRITE_ONCE(r->hit_seq, atomic64_inc_return(&c->ul_hits));
+	if (exact)
+		atomic64_inc(&c->ul_exact);
+	atomic_inc(&r->hits);
 	if (!test_and_set_bit(MRRC_REGION_TOUCHED, &r->touch))
 		llist_add(&r->touch_node, &c->touched);
 
@@ -1147,7 +1191,9 @@ out:
 /*
  * Handles are looked up under the xarray's lock: one is released without
  * c->mutex, so whoever looks at a handle it does not own does so under
- * that lock (or takes it out, as here).
+ * that lock (or takes it out, as here).  The one exception is
+ * mrrc_cache_expose(), whose caller owns the operation's handle: no one
+ * else can release it.
  */
 static struct mrrc_handle *mrrc_handle_take(struct mrrc_cache *c, u32 id,
 					    bool op)
@@ -1607,14 +1653,16 @@ u32 mrrc_cache_flush(struct mrrc_cache *c)
 static void mrrc_cache_snapshot(struct mrrc_cache *c, struct mrrc_cache_stats *st)
 {
 	struct mrrc_frwr_stats fs;
+	u64 exact;
 
 	lockdep_assert_held(&c->mutex);
 	*st = c->st;
-	st->hit_unlocked = atomic64_read(&c->ul_exact) +
-			   atomic64_read(&c->ul_subset);
+	/* Exact ones first: @ul_hits is counted first. */
+	exact = atomic64_read(&c->ul_exact);
+	st->hit_unlocked = max_t(u64, atomic64_read(&c->ul_hits), exact);
 	st->requests += st->hit_unlocked;
-	st->hit_exact += atomic64_read(&c->ul_exact);
-	st->hit_subset += atomic64_read(&c->ul_subset);
+	st->hit_exact += exact;
+	st->hit_subset += st->hit_unlocked - exact;
 	st->handles = atomic_long_read(&c->nhandles);
 	st->inuse_regions = atomic_long_read(&c->ninuse);
 	mrrc_frwr_stats(c->frwr, &fs);

@@ -12,8 +12,10 @@
  *
  *   c->mutex  ->  mmap_lock  ->  c->inval_lock
  *
- * c->mutex serialises every cache operation but one and protects the
- * trees, the stack, the counters in c->st and each region's cached/node.
+ * c->mutex serialises every cache operation but three (a hit inside one
+ * region, releasing a handle, and referencing a handle's regions for an
+ * operation) and protects the trees, the stack, the counters in c->st
+ * and each region's cached/node.
  * It may be held while pinning pages (mmap_lock) and while registering.
  * The mmu notifier callback runs under mmap_lock and takes only
  * c->inval_lock: it marks the region invalid, puts it on c->invalid and
@@ -34,9 +36,12 @@
  *    to 0 destroys the region, under c->mutex.  Nothing gets a reference
  *    from 0.
  *  - The hit's recency update is queued on c->touched (a lockless list,
- *    the region's MRRC_REGION_TOUCHED bit set while on it) and applied in
- *    order under c->mutex before anything reads the stack
- *    (mrrc_cache_sync_touches()).
+ *    the region's MRRC_REGION_TOUCHED bit set while on it; its count of
+ *    hits and the time of its last one in the region) and applied under
+ *    c->mutex, in the order of the last hits, before a request reads the
+ *    stack (mrrc_cache_sync_touches()).  A hit that comes after that,
+ *    while the request is choosing its victims, is applied at the next
+ *    request: like a hit that took the mutex after it.
  *  - Handles are looked up and erased under the xarray's own lock, so a
  *    handle is released without c->mutex too.
  */
@@ -97,6 +102,9 @@ struct mrrc_cache;
  *	the cache, never before
  * @touch: MRRC_REGION_TOUCHED while on c->touched
  * @touch_node: entry on c->touched
+ * @touch_list: entry on the list mrrc_cache_sync_touches() sorts
+ * @hit_seq: when its last unlocked hit was (c->ul_hits then)
+ * @hits: its unlocked hits not yet applied
  * @rcu: frees the region after a grace period
  * @invalid: its pages changed under it; set by the notifier under
  *	c->inval_lock
@@ -133,6 +141,9 @@ struct mrrc_region {
 	bool zombie;
 	unsigned long touch;
 	struct llist_node touch_node;
+	struct list_head touch_list;
+	u64 hit_seq;
+	atomic_t hits;
 	struct rcu_head rcu;
 	bool invalid;
 	bool has_notifier;
@@ -394,8 +405,8 @@ struct mrrc_cache_config_k {
  * @zombies: regions @index could not let go of (no memory)
  * @nhandles: handles
  * @ninuse: regions with references other than the cache's
+ * @ul_hits: unlocked hits, also their clock (region->hit_seq)
  * @ul_exact: unlocked exact hits
- * @ul_subset: unlocked subset hits
  * @stack: cached regions, most recently used first
  * @invalid: regions the notifier invalidated, not yet reaped
  * @reap_work: drops invalidated regions from the trees
@@ -433,8 +444,8 @@ struct mrrc_cache {
 	struct list_head zombies;
 	atomic_long_t nhandles;
 	atomic_long_t ninuse;
+	atomic64_t ul_hits;
 	atomic64_t ul_exact;
-	atomic64_t ul_subset;
 	struct list_head stack;
 	struct list_head invalid;
 	struct delayed_work reap_work;

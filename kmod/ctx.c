@@ -45,6 +45,7 @@ struct mrrc_ctx *mrrc_ctx_create(void)
 
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
+	init_rwsem(&ctx->cache_sem);
 	INIT_LIST_HEAD(&ctx->dev_node);
 	xa_init_flags(&ctx->conns, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->exports, XA_FLAGS_ALLOC1);
@@ -103,8 +104,11 @@ static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
 	/* Gone with their connections; this only makes sure. */
 	mrrc_exports_destroy(ctx);
 	if (ctx->cache) {
+		/* After every REG and RELEASE still using it. */
+		down_write(&ctx->cache_sem);
 		mrrc_cache_destroy(ctx->cache);
 		ctx->cache = NULL;
+		up_write(&ctx->cache_sem);
 	}
 	if (ctx->pd) {
 		ib_dealloc_pd(ctx->pd);
@@ -174,8 +178,9 @@ void mrrc_device_detach_all(struct mrrc_device *dev)
 		mutex_lock(&ctx->lock);
 		/* The file may have been released meanwhile. */
 		if (ctx->dev == dev) {
+			/* First: a REG finding no cache says why. */
+			WRITE_ONCE(ctx->dead, true);
 			mrrc_ctx_detach_locked(ctx);
-			ctx->dead = true;
 		}
 		mutex_unlock(&ctx->lock);
 		mrrc_ctx_put(ctx);
@@ -248,7 +253,9 @@ int mrrc_ctx_bind(struct mrrc_ctx *ctx, const char *name, u32 *dev_index)
 
 	ctx->dev = dev;
 	ctx->pd = pd;
+	down_write(&ctx->cache_sem);
 	ctx->cache = cache;
+	up_write(&ctx->cache_sem);
 	*dev_index = dev->index;
 	mutex_unlock(&ctx->lock);
 	return 0;
@@ -311,6 +318,31 @@ struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx)
 void mrrc_ctx_unlock(struct mrrc_ctx *ctx)
 {
 	mutex_unlock(&ctx->lock);
+}
+
+/**
+ * mrrc_ctx_use_cache() - a context's cache, without its lock
+ * @ctx: the context
+ *
+ * For commands that touch nothing of the context but its cache (REG,
+ * RELEASE): the cache serialises itself, so threads sharing the file go
+ * in parallel.  The cache stays until mrrc_ctx_unuse_cache().
+ *
+ * Return: the cache, or ERR_PTR(-ENXIO) if the context is not bound,
+ * ERR_PTR(-ENODEV) if its device was removed, with nothing held.
+ */
+struct mrrc_cache *mrrc_ctx_use_cache(struct mrrc_ctx *ctx)
+{
+	down_read(&ctx->cache_sem);
+	if (ctx->cache)
+		return ctx->cache;
+	up_read(&ctx->cache_sem);
+	return ERR_PTR(READ_ONCE(ctx->dead) ? -ENODEV : -ENXIO);
+}
+
+void mrrc_ctx_unuse_cache(struct mrrc_ctx *ctx)
+{
+	up_read(&ctx->cache_sem);
 }
 
 /* What MRRC_IOC_CTX_LIST shows: the caller's own uid, or all to an admin. */

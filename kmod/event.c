@@ -38,7 +38,7 @@ void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d)
 static struct mrrc_cache *mrrc_done_cache(struct mrrc_ctx *ctx,
 					  struct mrrc_done *d)
 {
-	return d->conn && d->conn->isolated ? d->conn->cache : ctx->cache;
+	return d->conn ? mrrc_conn_cache(d->conn) : ctx->cache;
 }
 
 /* Revoke what a completed operation exposes to its peer. */

@@ -369,7 +369,8 @@ static int mrrc_cmd_reg(struct mrrc_ucmd *ucmd)
 		return -ENOMEM;
 	}
 
-	b->c = mrrc_ctx_lock_cache(ucmd->ctx);
+	/* Not under ctx->lock: threads sharing the file go in parallel. */
+	b->c = mrrc_ctx_use_cache(ucmd->ctx);
 	if (IS_ERR(b->c)) {
 		ret = PTR_ERR(b->c);
 		goto out;
@@ -381,7 +382,7 @@ static int mrrc_cmd_reg(struct mrrc_ucmd *ucmd)
 		if (ret)
 			break;
 	}
-	mrrc_ctx_unlock(ucmd->ctx);
+	mrrc_ctx_unuse_cache(ucmd->ctx);
 	cmd->done = i;
 	cmd->seg_count = b->used;
 out:
@@ -403,7 +404,7 @@ static int mrrc_cmd_release(struct mrrc_ucmd *ucmd)
 	if (cmd->count > MRRC_MAX_BATCH)
 		return -EINVAL;
 
-	c = mrrc_ctx_lock_cache(ucmd->ctx);
+	c = mrrc_ctx_use_cache(ucmd->ctx);
 	if (IS_ERR(c))
 		return PTR_ERR(c);
 	for (i = 0; i < cmd->count; i++) {
@@ -413,7 +414,7 @@ static int mrrc_cmd_release(struct mrrc_ucmd *ucmd)
 		if (ret)
 			break;
 	}
-	mrrc_ctx_unlock(ucmd->ctx);
+	mrrc_ctx_unuse_cache(ucmd->ctx);
 	cmd->done = i;
 	return ret;
 }

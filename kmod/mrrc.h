@@ -21,6 +21,10 @@
  *   ctx->lock            mutex         a context's commands, its
  *                                      connections' creation and
  *                                      destruction (struct mrrc_ctx)
+ *   ctx->cache_sem       rw_semaphore  ctx->cache's lifetime: REG and
+ *                                      RELEASE use the cache under it
+ *                                      (read), without ctx->lock; bind
+ *                                      and detach write it (ctx.c)
  *   mrrc_devices_lock    mutex         the device list (device.c)
  *   dev->lock            mutex         a device's contexts, removing
  *   mrrc_caches_lock     mutex         the list of caches, retired
@@ -47,6 +51,8 @@
  *   ctx->lock -> mrrc_devices_lock -> dev->lock      bind, queries
  *   ctx->lock -> mrrc_caches_lock -> c->mutex        cache creation and
  *                                                    destruction
+ *   ctx->lock -> ctx->cache_sem -> mrrc_caches_lock  detach
+ *   ctx->cache_sem -> c->mutex                       REG, RELEASE
  *   ctx->lock -> c->mutex -> mmap_lock -> c->inval_lock
  *   ctx->lock -> c->mutex -> f->lock                 registration
  *   ctx->lock -> conn->lock -> ctx->done_lock        POST, CANCEL
@@ -107,10 +113,14 @@ struct mrrc_device {
  * @ref: lifetime; the file holds one reference, device removal a
  *	temporary one while it detaches the context
  * @lock: serialises every command of the context against each other and
- *	against detach; protects @dev, @pd and @dead
+ *	against detach, but REG and RELEASE; protects @dev, @pd and @dead
+ * @cache_sem: REG and RELEASE hold it for reading while they use @cache,
+ *	so that threads sharing the file register and hit in parallel;
+ *	bind and detach hold it for writing (with @lock) to set @cache
  * @dev: bound device, NULL when unbound or detached
  * @pd: protection domain on @dev->ibdev, NULL when unbound
- * @cache: the registration cache, NULL when unbound
+ * @cache: the registration cache, NULL when unbound; written under @lock
+ *	and @cache_sem
  * @dead: the bound device was removed; the context is unusable
  * @dev_node: entry on @dev->ctx_list, protected by @dev->lock
  * @pid: thread group id of the opener, for introspection
@@ -135,6 +145,7 @@ struct mrrc_device {
 struct mrrc_ctx {
 	struct kref ref;
 	struct mutex lock;		/* see @lock above */
+	struct rw_semaphore cache_sem;	/* see @cache_sem above */
 	struct mrrc_device *dev;
 	struct ib_pd *pd;
 	struct mrrc_cache *cache;
@@ -210,6 +221,8 @@ int mrrc_ctx_list(struct mrrc_ctx_list *cl);
 struct mrrc_ctx *mrrc_ctx_get_visible(struct mrrc_ctx *self, u32 id);
 struct mrrc_cache *mrrc_ctx_lock_cache(struct mrrc_ctx *ctx);
 void mrrc_ctx_unlock(struct mrrc_ctx *ctx);
+struct mrrc_cache *mrrc_ctx_use_cache(struct mrrc_ctx *ctx);
+void mrrc_ctx_unuse_cache(struct mrrc_ctx *ctx);
 void mrrc_device_detach_all(struct mrrc_device *dev);
 
 /* ioctl.c */

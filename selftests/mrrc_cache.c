@@ -677,10 +677,12 @@ TEST(lru_one_region_at_a_time)
 
 /*
  * Hits taken without the cache's mutex (lockless_hit=Y) move their region
- * up the stack all the same, once the next locked request applies them:
- * four one-page regions in an LRU cache of four, the oldest hit, a fifth
- * registered: the second oldest goes, not the one just hit.  Then the
- * same with lockless_hit=N, the control, where no hit goes unlocked.
+ * up the stack all the same, once the next locked request applies them,
+ * in the order of their last hits: four two-page regions R0-R3 in an LRU
+ * cache of four, hits on R0 (one page of it, holding a handle), R1, R2,
+ * R3 and R0 again, then a fifth region: R1 goes (applied in the order of
+ * the first hits, R0 would).  Then the same with lockless_hit=N, the
+ * control, where no hit goes unlocked.
  */
 TEST(unlocked_hits_keep_the_policy_order)
 {
@@ -700,7 +702,6 @@ TEST(unlocked_hits_keep_the_policy_order)
 			ASSERT_EQ(MRRC_RESULT_MISS,
 				  reg1(fd, BASE + 2 * i * P, 2 * P, RW,
 				       MRRC_REG_RELEASE).req.result);
-		/* A subset hit, holding a handle, then released. */
 		h = reg1(fd, BASE + 100, 200, RW, 0);
 		ASSERT_EQ(0, h.ret);
 		ASSERT_EQ(MRRC_RESULT_SUBSET, h.req.result);
@@ -715,16 +716,19 @@ TEST(unlocked_hits_keep_the_policy_order)
 		ASSERT_EQ(1, mrrc_release(fd, &h.req.handle, 1));
 		ASSERT_EQ(0, stats(fd).inuse_regions);
 		ASSERT_EQ(0, stats(fd).handles);
+		for (int i = 1; i <= 4; i++)
+			ASSERT_EQ(MRRC_RESULT_EXACT,
+				  reg1(fd, BASE + 2 * (i % 4) * P, 2 * P, RW,
+				       MRRC_REG_RELEASE).req.result);
 		ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE + 20 * P, 2 * P, RW,
-						 MRRC_REG_RELEASE).req.result);
-		/* The second was the least recently used; the first was hit. */
-		ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE + 2 * P, 2 * P, RW,
 						 MRRC_REG_RELEASE).req.result);
 		ASSERT_EQ(MRRC_RESULT_EXACT, reg1(fd, BASE, 2 * P, RW,
 						  MRRC_REG_RELEASE).req.result);
+		ASSERT_EQ(MRRC_RESULT_MISS, reg1(fd, BASE + 2 * P, 2 * P, RW,
+						 MRRC_REG_RELEASE).req.result);
 		st = stats(fd);
-		ASSERT_EQ(on ? 2 : 0, st.hit_unlocked);
-		ASSERT_EQ(1, st.hit_exact);
+		ASSERT_EQ(on ? 6 : 0, st.hit_unlocked);
+		ASSERT_EQ(5, st.hit_exact);
 		ASSERT_EQ(2, st.evictions);
 		close(fd);
 	}

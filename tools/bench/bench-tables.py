@@ -343,6 +343,16 @@ def t_lockless(datadir, file="lockless"):
         body.append([name, " / ".join(cell(v) for v in off),
                      " / ".join(cell(v) for v in on),
                      ratio(mn, mo) if min(off + on) > 0 else "—"])
+    # Threads sharing the context, 64 per ioctl (runs after 02a5a6d).
+    for t in sorted({r["threads"] for r in rows if "threads" in r}):
+        k = dict(metric="hits_per_second", threads=t)
+        off, on = both("off", **k), both("on", **k)
+        if off is None or on is None:
+            raise DataError(f"{file}: no lines for {t} threads")
+        body.append([f"REG, 64 per ioctl, {t} thread{'s' if t > 1 else ''} (hits/s)",
+                     " / ".join(grouped(v) for v in off),
+                     " / ".join(grouped(v) for v in on),
+                     ratio(sum(on), sum(off))])
     return table(["hit", "off (rounds 1 / 2)", "on (rounds 1 / 2)", "on/off"],
                  body) + where(rows)
 

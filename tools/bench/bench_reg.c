@@ -40,7 +40,9 @@
  *
  * Last, the hits above (one per ioctl with 10 and 1 000 regions, 64 per
  * ioctl, inside a POST of 1, 16 and 64) with module parameter lockless_hit
- * on and off in the same run (key "lockless").
+ * on and off in the same run (key "lockless"), and 64 per ioctl from one
+ * and from two threads sharing the context ("threads"; hits per second of
+ * both together, "iterations" the window in ms).
  *
  * usage: bench_reg [-d DEV] [post | lockless]: on RDMA device DEV
  * (default $MRRC_DEV, else rxe0); with "post", only the measurements
@@ -49,6 +51,7 @@
  * Every line also carries the keys of the run (benchjson.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -906,6 +909,75 @@ static void post_costs(double ord4k)
 }
 
 /*
+ * Threads of one process hitting one context at once, each on 64 cached
+ * buffers of its own, 64 per ioctl, for PAR_NS.
+ */
+#define PAR_NS 400000000ull
+struct par_arg {
+	int fd;
+	char *buf;
+	uint64_t hits;
+	pthread_barrier_t *go;
+};
+
+static void *par_fn(void *p)
+{
+	struct par_arg *a = p;
+	struct mrrc_reg_req reqs[BATCH];
+	struct mrrc_seg segs[BATCH];
+	uint64_t end = 0;
+
+	for (int round = 0; !round || mono_ns() < end; round++) {
+		unsigned int ns = BATCH;
+		int ret;
+
+		for (unsigned int k = 0; k < BATCH; k++)
+			reqs[k] = (struct mrrc_reg_req){
+				.addr = (uintptr_t)a->buf + k * 4096,
+				.length = 4096, .access = RW,
+				.flags = MRRC_REG_RELEASE,
+			};
+		ret = mrrc_reg(a->fd, reqs, BATCH, segs, &ns);
+		if (ret != BATCH)
+			die("parallel hits", ret < 0 ? ret : reqs[ret].status);
+		if (!round) {	/* that one registered them */
+			pthread_barrier_wait(a->go);
+			end = mono_ns() + PAR_NS;
+		} else {
+			a->hits += BATCH;
+		}
+	}
+	return NULL;
+}
+
+/* Hits per second, all @n threads together. */
+static double parallel_hits(unsigned int n)
+{
+	struct par_arg a[8];
+	pthread_t th[8];
+	pthread_barrier_t go;
+	uint64_t hits = 0;
+	int fd;
+
+	fd = open_ctx(MRRC_MODE_FAST, MRRC_POLICY_MRE, 65536, 1024);
+	pthread_barrier_init(&go, NULL, n);
+	for (unsigned int i = 0; i < n; i++) {
+		a[i] = (struct par_arg){ .fd = fd, .go = &go,
+					 .buf = map_populated(BATCH * 4096) };
+		if (pthread_create(&th[i], NULL, par_fn, &a[i]))
+			die("pthread_create", -EAGAIN);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		hits += a[i].hits;
+		munmap(a[i].buf, BATCH * 4096);
+	}
+	pthread_barrier_destroy(&go);
+	close(fd);
+	return hits * 1e9 / PAR_NS;
+}
+
+/*
  * Hits with module parameter lockless_hit on and off, in the same run
  * (key "lockless", and "round": on, off, then off, on, so that drift
  * shows): one per ioctl with 10 and 1 000 regions cached, 64 per ioctl,
@@ -955,6 +1027,16 @@ static void lockless_costs(double ord4k)
 				cur_batch = batches[j];
 				post_cost(batches[j], POST_HIT, buf, mbuf, r);
 				post_lines(POST_HIT, r, ord4k);
+			}
+			cur_batch = BATCH;
+			for (unsigned int t = 1; t <= 2; t++) {
+				double hps = parallel_hits(t);
+
+				snprintf(keys, sizeof(keys),
+					 ",\"lockless\":\"%s\",\"round\":%u,\"threads\":%u",
+					 on ? "on" : "off", round, t);
+				emit("hits_per_second", hps, "1/s", "cached", 4096,
+				     BATCH * t, PAR_NS / 1000000);
 			}
 		}
 	}
