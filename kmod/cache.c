@@ -167,7 +167,8 @@ static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
 		r->zombie = true;
 }
 
-static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r);
+static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r,
+			     unsigned int n);
 
 static int mrrc_cmp_hit_seq(void *priv, const struct list_head *a,
 			    const struct list_head *b)
@@ -208,8 +209,8 @@ static void mrrc_cache_sync_touches(struct mrrc_cache *c)
 		list_del(&r->touch_list);
 		/* 0 if a hit since the bit was cleared came first. */
 		n = atomic_xchg(&r->hits, 0);
-		while (r->cached && n-- > 0)
-			mrrc_cache_touch(c, r);
+		if (r->cached && n > 0)
+			mrrc_cache_touch(c, r, n);
 	}
 }
 
@@ -339,16 +340,22 @@ static void mrrc_region_get(struct mrrc_cache *c, struct mrrc_region *r)
 		atomic_long_inc(&c->ninuse);
 }
 
-/* Take a reference unless @r is on its way out (users 0); RCU or a ref. */
+/*
+ * Take a reference unless @r is on its way out (users 0); under RCU.
+ * ninuse goes up first: CACHE_CONFIG changes the mode only while it is 0
+ * and nothing is cached, and a region this reference keeps alive must be
+ * deregistered by the registrar that registered it.
+ */
 static bool mrrc_region_tryget(struct mrrc_cache *c, struct mrrc_region *r)
 {
-	int old = atomic_fetch_add_unless(&r->users, 1, 0);
+	int old;
 
-	if (!old)
-		return false;
-	if (((old + 1) & MRRC_REGION_REFS) == 1)
-		atomic_long_inc(&c->ninuse);
-	return true;
+	atomic_long_inc(&c->ninuse);
+	smp_mb__after_atomic();	/* before the reference is seen */
+	old = atomic_fetch_add_unless(&r->users, 1, 0);
+	if (!old || ((old + 1) & MRRC_REGION_REFS) != 1)
+		atomic_long_dec(&c->ninuse);
+	return old;
 }
 
 /* ---- registrations posted by the data path ------------------------------ */
@@ -565,11 +572,13 @@ static int mrrc_cache_make_room(struct mrrc_cache *c, u64 pages, u32 regions)
 	return mrrc_cache_fits(c, pages, regions) ? 0 : -ENOSPC;
 }
 
-static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r)
+/* @r was referenced @n times: to the top, and the policy counts them. */
+static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r,
+			     unsigned int n)
 {
 	list_move(&r->node, &c->stack);
 	if (c->policy->touch)
-		c->policy->touch(c, r);
+		c->policy->touch(c, r, n);
 }
 
 /* Hand the cached regions from the current policy to @to. */
@@ -758,11 +767,16 @@ static noinline int mrrc_handle_create(struct mrrc_cache *c,
 	h->op = op;
 	for (i = 0; i < n; i++)
 		h->r[i] = pieces[i].r;
-	/* Ids 1..max_handles: the context holds at most that many. */
-	ret = xa_alloc(&c->handles, id, h,
-		       XA_LIMIT(1, READ_ONCE(mrrc_max_handles)),
-		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
+	/*
+	 * Ids 1..max_handles: the context holds at most that many.  Cyclic:
+	 * a released id is not handed out again at once, so a REG undoing
+	 * its own handles never drops another thread's (RELEASE and REG run
+	 * in parallel).
+	 */
+	ret = xa_alloc_cyclic(&c->handles, id, h,
+			      XA_LIMIT(1, READ_ONCE(mrrc_max_handles)),
+			      &c->handle_next, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
 		kfree(h);
 		return ret == -EBUSY ? -EMFILE : ret;
 	}
@@ -932,7 +946,7 @@ static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
 	WRITE_ONCE(r->hit_seq, atomic64_inc_return(&c->ul_hits));
 	if (exact)
 		atomic64_inc(&c->ul_exact);
-	atomic_inc(&r->hits);
+	atomic_add_unless(&r->hits, 1, INT_MAX);
 	if (!test_and_set_bit(MRRC_REGION_TOUCHED, &r->touch))
 		llist_add(&r->touch_node, &c->touched);
 
@@ -1098,7 +1112,7 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 
 	/* Most recently used at the top, in address order. */
 	for (i = n; i-- > 0;)
-		mrrc_cache_touch(c, pieces[i].r);
+		mrrc_cache_touch(c, pieces[i].r, 1);
 	for (i = 0; i < n; i++)
 		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
 

@@ -276,8 +276,8 @@ struct mrrc_registrar {
  * @insert: @r was just cached, at the top of c->stack, and is about to
  *	be touched; a request that fails later leaves it cached untouched
  *	(optional)
- * @touch: @r was just referenced and is at the top of c->stack now
- *	(optional)
+ * @touch: @r was just referenced, @n times (unlocked hits are applied
+ *	together), and is at the top of c->stack now (optional)
  * @erase: @r leaves the cache (optional)
  * @evict: select victims and deregister them until @pages more pages in
  *	@regions more regions fit, or no unreferenced region is left; an
@@ -292,7 +292,8 @@ struct mrrc_policy_ops {
 	void (*start)(struct mrrc_cache *c);
 	void (*stop)(struct mrrc_cache *c);
 	void (*insert)(struct mrrc_cache *c, struct mrrc_region *r);
-	void (*touch)(struct mrrc_cache *c, struct mrrc_region *r);
+	void (*touch)(struct mrrc_cache *c, struct mrrc_region *r,
+		      unsigned int n);
 	void (*erase)(struct mrrc_cache *c, struct mrrc_region *r);
 	int (*evict)(struct mrrc_cache *c, u64 pages, u32 regions);
 };
@@ -411,6 +412,7 @@ struct mrrc_cache_config_k {
  * @invalid: regions the notifier invalidated, not yet reaped
  * @reap_work: drops invalidated regions from the trees
  * @handles: id -> struct mrrc_handle
+ * @handle_next: where the cyclic allocation of handle ids goes on
  * @pd: protection domain registrations live in
  * @frwr: the FRWR engine, created on the first fast registration
  * @mm: address space the registrations belong to (mmgrab'ed), NULL for a
@@ -450,6 +452,7 @@ struct mrrc_cache {
 	struct list_head invalid;
 	struct delayed_work reap_work;
 	struct xarray handles;
+	u32 handle_next;
 	struct ib_pd *pd;
 	struct mrrc_frwr *frwr;
 	struct mm_struct *mm;

@@ -89,9 +89,10 @@ static void mrrc_gdsf_stop(struct mrrc_cache *c)
 		mrrc_gdsf_erase(c, r);
 }
 
-static void mrrc_gdsf_touch(struct mrrc_cache *c, struct mrrc_region *r)
+static void mrrc_gdsf_touch(struct mrrc_cache *c, struct mrrc_region *r,
+			    unsigned int n)
 {
-	r->gd_freq++;
+	r->gd_freq = min_t(u64, (u64)r->gd_freq + n, U32_MAX);
 	mrrc_gdsf_erase(c, r);
 	mrrc_gdsf_insert(c, r);
 }

@@ -117,7 +117,8 @@ static int mrrc_mre_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 }
 
 /* A referenced region gets a new factor in the next round. */
-static void mrrc_mre_touch(struct mrrc_cache *c, struct mrrc_region *r)
+static void mrrc_mre_touch(struct mrrc_cache *c, struct mrrc_region *r,
+			   unsigned int n)
 {
 	r->evictfact = 0;
 }
