@@ -146,10 +146,11 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
 /*
  * c->index[] mirrors the class trees for hits taken without c->mutex.  A
  * region it has no room for (no memory) is only found under c->mutex.
- * One it cannot let go of (a "zombie") stays allocated until the cache
- * goes: a hit that finds it fails to take a reference (users 0), or sees
- * it no longer cached, and takes the locked path.  Its range gets no
- * unlocked hits meanwhile (later regions over it are not indexed).
+ * One it cannot let go of (a "zombie") stays allocated, on c->zombies,
+ * until a later locked request manages to erase it (mrrc_index_retry()) or
+ * the cache goes: a hit that finds it fails to take a reference (users 0),
+ * or sees it no longer cached, and takes the locked path.  Its range gets
+ * no unlocked hits meanwhile (later regions over it are not indexed).
  */
 static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r)
 {
@@ -157,14 +158,38 @@ static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r)
 					 r->it.last, r, GFP_KERNEL_ACCOUNT);
 }
 
+/* Take @r's range out of its index; a maple tree may need memory for it. */
+static noinline int mrrc_index_clear(struct mrrc_cache *c,
+				     struct mrrc_region *r)
+{
+	return mtree_store_range(&c->index[r->access], r->it.start,
+				 r->it.last, NULL, GFP_KERNEL);
+}
+
+/* mrrc_fail_nth: index_erase_fails_then_is_retried */
+ALLOW_ERROR_INJECTION(mrrc_index_clear, ERRNO);
+
 static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	if (!r->indexed)
 		return;
 	r->indexed = false;
-	if (mtree_store_range(&c->index[r->access], r->it.start, r->it.last,
-			      NULL, GFP_KERNEL))
+	if (mrrc_index_clear(c, r))
 		r->zombie = true;
+}
+
+/* Try again to erase the zombies; those erased go after a grace period. */
+static void mrrc_index_retry(struct mrrc_cache *c)
+{
+	struct mrrc_region *r, *tmp;
+
+	lockdep_assert_held(&c->mutex);
+	list_for_each_entry_safe(r, tmp, &c->zombies, node) {
+		if (mrrc_index_clear(c, r))
+			break;	/* still no memory: next time */
+		list_del(&r->node);
+		kfree_rcu(r, rcu);
+	}
 }
 
 static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r,
@@ -178,7 +203,8 @@ static int mrrc_cmp_hit_seq(void *priv, const struct list_head *a,
 	const struct mrrc_region *y = list_entry(b, struct mrrc_region,
 						 touch_list);
 
-	return READ_ONCE(x->hit_seq) > READ_ONCE(y->hit_seq);
+	/* Word-sized, so never torn; compared as a wrapping clock. */
+	return (long)(READ_ONCE(x->hit_seq) - READ_ONCE(y->hit_seq)) > 0;
 }
 
 /*
@@ -228,11 +254,13 @@ void mrrc_region_remove_cached(struct mrrc_cache *c, struct mrrc_region *r)
 }
 
 /*
- * Drop the cache's reference of @r, just taken out of the cache: true if
- * nothing else referenced it (the caller destroys it).
+ * Take @r out of the cache and drop the cache's reference: true if nothing
+ * else referenced it (the caller destroys it); else its last user does.
+ * Unlike a policy's eviction, which claims an unreferenced region first.
  */
-static bool mrrc_region_unref_cached(struct mrrc_region *r)
+static bool mrrc_region_uncache(struct mrrc_cache *c, struct mrrc_region *r)
 {
+	mrrc_region_remove_cached(c, r);
 	return !atomic_sub_return(MRRC_REGION_CACHED, &r->users);
 }
 
@@ -333,7 +361,12 @@ static void mrrc_region_put_unlocked(struct mrrc_cache *c,
 	mutex_unlock(&c->mutex);
 }
 
-/* Take a reference to a region that has one already (or is cached). */
+/*
+ * Take a reference to a region that has one already (under a handle's
+ * xarray lock) or is cached (under c->mutex).  Either keeps a mode change
+ * out, so ninuse may count the first reference after it is taken; unlike
+ * in mrrc_region_tryget(), which races one.
+ */
 static void mrrc_region_get(struct mrrc_cache *c, struct mrrc_region *r)
 {
 	if ((atomic_inc_return(&r->users) & MRRC_REGION_REFS) == 1)
@@ -413,8 +446,7 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 			c->st.reg_chain_failures++;
 			/* The deferral's reference keeps it. */
 			if (r->cached) {
-				mrrc_region_remove_cached(c, r);
-				WARN_ON(mrrc_region_unref_cached(r));
+				WARN_ON(mrrc_region_uncache(c, r));
 			}
 		}
 		/*
@@ -461,11 +493,10 @@ static void mrrc_cache_reap(struct mrrc_cache *c)
 		list_del_init(&r->inval_node);
 		if (!r->cached)
 			continue;	/* uncached and in use: goes on release */
-		mrrc_region_remove_cached(c, r);
 		c->st.invalidations++;
 		trace_mrrc_invalidate(c->pid, r->it.start, mrrc_region_pages(r),
 				      mrrc_region_refs(r));
-		if (mrrc_region_unref_cached(r))
+		if (mrrc_region_uncache(c, r))
 			list_add_tail(&r->node, &victims);
 	}
 	mrrc_regions_destroy(c, &victims);
@@ -943,11 +974,25 @@ static int mrrc_cache_hit_unlocked(struct mrrc_cache *c, u64 addr, u64 len,
 	out->nsegs = 1;
 	out->handle = 0;
 	/* The hit's time (the count of unlocked hits) orders the touches. */
-	WRITE_ONCE(r->hit_seq, atomic64_inc_return(&c->ul_hits));
+	WRITE_ONCE(r->hit_seq,
+		   (unsigned long)atomic64_inc_return(&c->ul_hits));
 	if (exact)
 		atomic64_inc(&c->ul_exact);
-	atomic_add_unless(&r->hits, 1, INT_MAX);
-	if (!test_and_set_bit(MRRC_REGION_TOUCHED, &r->touch))
+	/*
+	 * Saturating, without a cmpxchg loop: racing hits can pass the
+	 * bound by one each, far from overflowing.  A region already queued
+	 * is not written again.
+	 */
+	if (atomic_read(&r->hits) < MRRC_REGION_MAX_HITS) {
+		atomic_inc(&r->hits);
+		/*
+		 * Before the bit is read, as the sync clears the bit before
+		 * it takes the count: one of them sees the other.
+		 */
+		smp_mb__after_atomic();
+	}
+	if (!test_bit(MRRC_REGION_TOUCHED, &r->touch) &&
+	    !test_and_set_bit(MRRC_REGION_TOUCHED, &r->touch))
 		llist_add(&r->touch_node, &c->touched);
 
 	if (!(flags & MRRC_REG_RELEASE))
@@ -1039,6 +1084,8 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	if (mrrc_cache_has_deferred(c))
 		mrrc_cache_defer_reap(c);
 	mrrc_cache_sync_touches(c);
+	if (unlikely(!list_empty(&c->zombies)))
+		mrrc_index_retry(c);
 
 	if (!c->policy->caches) {
 		ret = room ? mrrc_reg_uncached(c, s, l, addr, len, access,
@@ -1617,12 +1664,11 @@ int mrrc_cache_invalidate(struct mrrc_cache *c, u64 addr, u64 len)
 				container_of(it, struct mrrc_region, it);
 
 			next = interval_tree_iter_next(it, s, l);
-			mrrc_region_remove_cached(c, r);
 			c->st.invalidations++;
 			trace_mrrc_invalidate(c->pid, r->it.start,
 					      mrrc_region_pages(r),
 					      mrrc_region_refs(r));
-			if (mrrc_region_unref_cached(r))
+			if (mrrc_region_uncache(c, r))
 				list_add_tail(&r->node, &victims);
 			n++;
 		}
@@ -2038,9 +2084,8 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 
 	mutex_lock(&c->mutex);
 	list_for_each_entry_safe(r, tmp, &c->stack, node) {
-		mrrc_region_remove_cached(c, r);
 		/* A deferral that never completed keeps its region. */
-		if (mrrc_region_unref_cached(r))
+		if (mrrc_region_uncache(c, r))
 			list_add_tail(&r->node, &victims);
 	}
 	mrrc_regions_destroy(c, &victims);

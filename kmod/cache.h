@@ -98,13 +98,13 @@ struct mrrc_cache;
  * @access: MRRC_ACCESS_* bits
  * @cached: in its class tree and on the stack
  * @indexed: in c->index[@access] too, where unlocked hits find it
- * @zombie: could not be taken out of c->index (no memory): freed with
- *	the cache, never before
+ * @zombie: could not be taken out of c->index (no memory): freed once a
+ *	later try erases it, or with the cache
  * @touch: MRRC_REGION_TOUCHED while on c->touched
  * @touch_node: entry on c->touched
  * @touch_list: entry on the list mrrc_cache_sync_touches() sorts
- * @hit_seq: when its last unlocked hit was (c->ul_hits then)
- * @hits: its unlocked hits not yet applied
+ * @hit_seq: when its last unlocked hit was (c->ul_hits then, as a word)
+ * @hits: its unlocked hits not yet applied, up to MRRC_REGION_MAX_HITS
  * @rcu: frees the region after a grace period
  * @invalid: its pages changed under it; set by the notifier under
  *	c->inval_lock
@@ -142,7 +142,7 @@ struct mrrc_region {
 	unsigned long touch;
 	struct llist_node touch_node;
 	struct list_head touch_list;
-	u64 hit_seq;
+	unsigned long hit_seq;
 	atomic_t hits;
 	struct rcu_head rcu;
 	bool invalid;
@@ -163,6 +163,8 @@ struct mrrc_region {
 #define MRRC_REGION_REFS	(MRRC_REGION_CACHED - 1)
 /* Bit number in region->touch. */
 #define MRRC_REGION_TOUCHED	0
+/* Where region->hits stops counting (racing hits may each add one more). */
+#define MRRC_REGION_MAX_HITS	(INT_MAX / 2)
 
 /* References to @r other than the cache's own; a snapshot. */
 static inline unsigned int mrrc_region_refs(const struct mrrc_region *r)
@@ -435,7 +437,9 @@ struct mrrc_cache_config_k {
  * @ndefer: deferrals not yet reaped
  * @node: entry on the module's list of caches, for global statistics
  * @pid: thread group of the creator, for debugfs
- * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS
+ * @st: counters and gauges, as reported by MRRC_IOC_CACHE_STATS; its
+ *	@handles, @inuse_regions and @hit_unlocked stay 0 here: the snapshot
+ *	reads them from @nhandles, @ninuse and @ul_hits
  */
 struct mrrc_cache {
 	struct mutex mutex;		/* see the top of this file */

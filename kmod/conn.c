@@ -161,7 +161,7 @@ ALLOW_ERROR_INJECTION(mrrc_conn_isolate, ERRNO);
 /*
  * Release an isolated connection's cache and protection domain: its queue
  * pair is gone, its exports revoked, and what its completions still on
- * ctx->done held has been released (mrrc_done_forget_conn()).
+ * ctx->done held has been released (mrrc_done_forget()).
  */
 static void mrrc_conn_unisolate(struct mrrc_conn *conn)
 {
@@ -771,7 +771,7 @@ static void mrrc_conn_destroy(struct mrrc_conn *conn)
 	}
 	if (conn->cache) {
 		/* Its completions stay queued, holding nothing of the cache. */
-		mrrc_done_forget_conn(conn->ctx, conn);
+		mrrc_done_forget(conn->ctx, conn);
 		mrrc_conn_unisolate(conn);
 	}
 	mrrc_conn_put(conn);

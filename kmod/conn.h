@@ -415,7 +415,7 @@ void mrrc_done_queue(struct mrrc_ctx *ctx, struct mrrc_done *d);
 int mrrc_dp_post(struct mrrc_ctx *ctx, struct mrrc_post *cmd);
 int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd);
 int mrrc_dp_cancel(struct mrrc_ctx *ctx, struct mrrc_cancel *cmd);
-void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all);
-void mrrc_done_forget_conn(struct mrrc_ctx *ctx, struct mrrc_conn *conn);
+void mrrc_done_drain(struct mrrc_ctx *ctx);
+void mrrc_done_forget(struct mrrc_ctx *ctx, struct mrrc_conn *conn);
 
 #endif /* _MRRC_CONN_H */

@@ -71,7 +71,7 @@ static void mrrc_ctx_free(struct kref *ref)
 	struct mrrc_ctx *ctx = container_of(ref, struct mrrc_ctx, ref);
 
 	WARN_ON(ctx->dev || ctx->pd);
-	mrrc_done_drain(ctx, true);
+	mrrc_done_drain(ctx);
 	xa_destroy(&ctx->conns);
 	WARN_ON(!xa_empty(&ctx->exports));
 	xa_destroy(&ctx->exports);
@@ -100,7 +100,7 @@ static void mrrc_ctx_detach_locked(struct mrrc_ctx *ctx)
 
 	/* Connections use the cache's registrations and the PD: first. */
 	mrrc_conns_destroy(ctx);
-	mrrc_done_drain(ctx, false);
+	mrrc_done_forget(ctx, NULL);
 	/* Gone with their connections; this only makes sure. */
 	mrrc_exports_destroy(ctx);
 	if (ctx->cache) {

@@ -152,13 +152,10 @@ int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 }
 
 /**
- * mrrc_done_drain() - deal with completions nobody polled
- * @ctx: the context
- * @free_all: release them all (the context is going away); otherwise
- *	revoke their exposures and forget their cache handles (the cache is
- *	going away, after the connections)
+ * mrrc_done_drain() - release the completions nobody polled
+ * @ctx: the context, going away
  */
-void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
+void mrrc_done_drain(struct mrrc_ctx *ctx)
 {
 	struct mrrc_done *d, *tmp;
 	LIST_HEAD(all);
@@ -166,24 +163,6 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 	spin_lock_bh(&ctx->done_lock);
 	list_splice_init(&ctx->done, &all);
 	spin_unlock_bh(&ctx->done_lock);
-	if (!free_all) {
-		/*
-		 * The connections are gone, so nothing is added meanwhile:
-		 * revoke the exposures while the cache still exists, forget
-		 * the handles, and keep the completions for POLL.
-		 */
-		list_for_each_entry(d, &all, node) {
-			mrrc_done_unexpose(ctx, d);
-			if (d->kind == MRRC_DONE_OP)
-				container_of(d, struct mrrc_op, done)->handle = 0;
-		}
-		spin_lock_bh(&ctx->done_lock);
-		list_splice(&all, &ctx->done);
-		spin_unlock_bh(&ctx->done_lock);
-		wake_up_interruptible(&ctx->wq);
-		return;
-	}
-
 	list_for_each_entry_safe(d, tmp, &all, node) {
 		list_del(&d->node);
 		mrrc_done_release(NULL, d);
@@ -191,31 +170,39 @@ void mrrc_done_drain(struct mrrc_ctx *ctx, bool free_all)
 }
 
 /**
- * mrrc_done_forget_conn() - an isolated connection's cache is going away
+ * mrrc_done_forget() - a cache is going away: the completions nobody
+ *	polled yet let go of it
  * @ctx: the context, ctx->lock held (no POLL runs)
- * @conn: the connection, drained: all its operations are on ctx->done
+ * @conn: an isolated connection whose cache goes, drained (all its
+ *	operations are on ctx->done); NULL for the context's cache, after
+ *	every connection
  *
- * Revoke the exposures of its completions nobody polled yet and release
- * their cache handles; the completions stay queued, in order, for POLL.
+ * Revoke the exposures of the completions of operations that registered in
+ * that cache and release their cache handles; the completions stay queued,
+ * in order, for POLL.
  */
-void mrrc_done_forget_conn(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
+void mrrc_done_forget(struct mrrc_ctx *ctx, struct mrrc_conn *conn)
 {
+	struct mrrc_cache *c = conn ? mrrc_conn_cache(conn) : ctx->cache;
 	struct mrrc_done *d;
 	LIST_HEAD(all);
 
 	lockdep_assert_held(&ctx->lock);
+	if (!c)
+		return;
 	spin_lock_bh(&ctx->done_lock);
 	list_splice_init(&ctx->done, &all);
 	spin_unlock_bh(&ctx->done_lock);
 	list_for_each_entry(d, &all, node) {
 		struct mrrc_op *op;
 
-		if (d->kind != MRRC_DONE_OP || d->conn != conn)
+		if (d->kind != MRRC_DONE_OP || mrrc_done_cache(ctx, d) != c)
 			continue;
 		op = container_of(d, struct mrrc_op, done);
-		mrrc_cache_unexpose(conn->cache, &op->expo);
+		if (op->expo.n)
+			mrrc_cache_unexpose(c, &op->expo);
 		if (op->handle)
-			mrrc_cache_release_op(conn->cache, op->handle);
+			mrrc_cache_release_op(c, op->handle);
 		op->handle = 0;
 	}
 	/* Ahead of whatever other connections queued meanwhile. */

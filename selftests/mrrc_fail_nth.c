@@ -117,8 +117,9 @@ static size_t P;
 /*
  * The functions marked ALLOW_ERROR_INJECTION() in kmod/, and their error;
  * mrrc_dp_ib_post() has a test of its own (device_refuses_a_post), as
- * have mrrc_dp_ib_post_chain() (chained_registration_refused) and
- * mrrc_dp_chain_cut() (chained_exposure_without_its_message).
+ * have mrrc_dp_ib_post_chain() (chained_registration_refused),
+ * mrrc_dp_chain_cut() (chained_exposure_without_its_message) and
+ * mrrc_index_clear() (index_erase_fails_then_is_retried).
  */
 #define FN_SYNC		1	/* called by the command itself */
 #define FN_ASYNC	2	/* called by the RDMA CM handlers */
@@ -2417,6 +2418,73 @@ TEST_F_TIMEOUT(fail, a_failed_invalidation_destroys_its_mrs, SWEEP_TIMEOUT)
 		shm->sweeps++;
 		shm->points[PH_FUNC]++;
 	}
+	all_clean(_metadata, self);
+}
+
+/*
+ * One REG of @page's page that releases its handle: how it was served
+ * (MRRC_RESULT_*), or a negative errno.
+ */
+static int reg_page(FIXTURE_DATA(fail) *self, unsigned int page)
+{
+	struct mrrc_reg_req r = {
+		.addr = pg(self, page), .length = P, .access = RW,
+		.flags = MRRC_REG_RELEASE,
+	};
+	unsigned int n = ARRAY_SIZE(self->seg);
+	int ret = mrrc_reg(self->fd, &r, 1, self->seg, &n);
+
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	return r.status ? r.status : (int)r.result;
+}
+
+/*
+ * The unlocked hits' index cannot let go of an evicted region (its maple
+ * tree finds no memory: mrrc_index_clear fails once).  The region stays
+ * allocated, out of reach of hits; the next locked request erases it, so
+ * that a new region over the same range is indexed and hit without the
+ * mutex again.  Without that retry the range would get no unlocked hit
+ * until the context closes.
+ */
+TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
+{
+	struct mrrc_cache_stats st0, st;
+	char v[8];
+	bool fired;
+	int ret;
+
+	FN_NTH_REQUIRE();
+	ASSERT_EQ(0, param_rw("lockless_hit", v, sizeof(v), 0));
+	if (v[0] != 'Y')
+		SKIP(return, "lockless_hit is off");
+	self->fd = ctx_open(MRRC_MODE_FAST, MRRC_POLICY_LRU);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(MRRC_RESULT_MISS, reg_page(self, 3));
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 3));
+	st0 = stats(self->fd);
+	ASSERT_EQ(1, st0.hit_unlocked) TH_LOG("the hit took the mutex");
+
+	ASSERT_EQ(0, arm_one_fn("mrrc_index_clear", -ENOMEM));
+	ASSERT_EQ(0, nth_arm(self->nth, 1));
+	ret = mrrc_flush(self->fd);
+	fired = nth_disarm(self->nth);
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_TRUE(fired) TH_LOG("the flush erased nothing from the index");
+	ASSERT_EQ(1, ret);
+	st = stats(self->fd);
+	EXPECT_EQ(0, st.cached_regions);
+	EXPECT_EQ(0, st.pinned_pages);
+
+	/* The old region is found and refused; this one is indexed. */
+	ASSERT_EQ(MRRC_RESULT_MISS, reg_page(self, 3));
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 3));
+	st = stats(self->fd);
+	EXPECT_EQ(st0.hit_unlocked + 1, st.hit_unlocked)
+		TH_LOG("the range gets no unlocked hits any more");
+	EXPECT_EQ(0, st.handles);
+	EXPECT_EQ(0, st.inuse_regions);
+	cache_ok(_metadata, self->fd, MRRC_MODE_FAST);
 	all_clean(_metadata, self);
 }
 

@@ -879,15 +879,41 @@ static void cold_writes(char *buf)
  * release cycle measured in this run), then miss_write and ordinary_write
  * at 4-128 KiB.
  */
-static void post_costs(double ord4k)
+static const unsigned int post_batches[] = { 1, 16, 64 };
+
+/* The buffers of post_cost(): cached ones, missed ones, the window. */
+struct post_bufs {
+	char *buf, *mbuf;
+};
+
+/* Map them and open a pair in fast mode. */
+static struct post_bufs post_setup(void)
 {
-	static const unsigned int batches[] = { 1, 16, 64 };
-	char *buf = map_populated(64 * STRIDE(131072));
-	char *mbuf = map_populated(MISS_SLOTS * 8192);
-	struct result r[3];
+	struct post_bufs b = {
+		.buf = map_populated(64 * STRIDE(131072)),
+		.mbuf = map_populated(MISS_SLOTS * 8192),
+	};
 
 	pwin_buf = map_populated(POST_WINDOW);
 	post_pair_open(MRRC_MODE_FAST);
+	return b;
+}
+
+/* Unmap them; the pair is the caller's to close. */
+static void post_teardown(struct post_bufs *b)
+{
+	munmap(b->buf, 64 * STRIDE(131072));
+	munmap(b->mbuf, MISS_SLOTS * 8192);
+	munmap(pwin_buf, POST_WINDOW);
+}
+
+static void post_costs(double ord4k)
+{
+	const unsigned int *batches = post_batches;
+	struct post_bufs pb = post_setup();
+	char *buf = pb.buf, *mbuf = pb.mbuf;
+	struct result r[3];
+
 	for (unsigned int b = 0; b < 3; b++) {
 		cur_batch = batches[b];
 		post_cost(batches[b], POST_HIT, buf, mbuf, r);
@@ -903,9 +929,7 @@ static void post_costs(double ord4k)
 	}
 	cur_batch = 1;
 	cold_writes(buf);
-	munmap(buf, 64 * STRIDE(131072));
-	munmap(mbuf, MISS_SLOTS * 8192);
-	munmap(pwin_buf, POST_WINDOW);
+	post_teardown(&pb);
 }
 
 /*
@@ -985,14 +1009,12 @@ static double parallel_hits(unsigned int n)
  */
 static void lockless_costs(double ord4k)
 {
-	static const unsigned int batches[] = { 1, 16, 64 };
-	char *buf = map_populated(64 * STRIDE(131072));
-	char *mbuf = map_populated(MISS_SLOTS * 8192);
+	const unsigned int *batches = post_batches;
+	struct post_bufs pb = post_setup();
+	char *buf = pb.buf, *mbuf = pb.mbuf;
 	static char keys[64];
 	struct result r[3];
 
-	pwin_buf = map_populated(POST_WINDOW);
-	post_pair_open(MRRC_MODE_FAST);
 	for (unsigned int round = 1; round <= 2; round++) {
 		for (unsigned int k = 0; k < 2; k++) {
 			bool on = (round == 1) == (k == 0);
@@ -1045,9 +1067,7 @@ out:
 	cur_keys = "";
 	cur_batch = 1;
 	bench_pair_close(&pp);
-	munmap(buf, 64 * STRIDE(131072));
-	munmap(mbuf, MISS_SLOTS * 8192);
-	munmap(pwin_buf, POST_WINDOW);
+	post_teardown(&pb);
 }
 
 int main(int argc, char **argv)
