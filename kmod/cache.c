@@ -150,20 +150,23 @@ static const struct mmu_interval_notifier_ops mrrc_region_notifier_ops = {
  * until a later locked request manages to erase it (mrrc_index_retry()) or
  * the cache goes: a hit that finds it fails to take a reference (users 0),
  * or sees it no longer cached, and takes the locked path.  Its range gets
- * no unlocked hits meanwhile (later regions over it are not indexed).
+ * no unlocked hits meanwhile: a region cached over it cannot be indexed
+ * (nor one the tree had no memory for) until a locked hit on it tries
+ * again.  The tries after the first do not wait for memory.
  */
-static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r)
+static void mrrc_index_insert(struct mrrc_cache *c, struct mrrc_region *r,
+			      gfp_t gfp)
 {
 	r->indexed = !mtree_insert_range(&c->index[r->access], r->it.start,
-					 r->it.last, r, GFP_KERNEL_ACCOUNT);
+					 r->it.last, r, gfp);
 }
 
 /* Take @r's range out of its index; a maple tree may need memory for it. */
 static noinline int mrrc_index_clear(struct mrrc_cache *c,
-				     struct mrrc_region *r)
+				     struct mrrc_region *r, gfp_t gfp)
 {
 	return mtree_store_range(&c->index[r->access], r->it.start,
-				 r->it.last, NULL, GFP_KERNEL);
+				 r->it.last, NULL, gfp);
 }
 
 /* mrrc_fail_nth: index_erase_fails_then_is_retried */
@@ -174,7 +177,7 @@ static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
 	if (!r->indexed)
 		return;
 	r->indexed = false;
-	if (mrrc_index_clear(c, r))
+	if (mrrc_index_clear(c, r, GFP_KERNEL_ACCOUNT))
 		r->zombie = true;
 }
 
@@ -185,7 +188,7 @@ static void mrrc_index_retry(struct mrrc_cache *c)
 
 	lockdep_assert_held(&c->mutex);
 	list_for_each_entry_safe(r, tmp, &c->zombies, node) {
-		if (mrrc_index_clear(c, r))
+		if (mrrc_index_clear(c, r, GFP_NOWAIT | __GFP_NOWARN))
 			break;	/* still no memory: next time */
 		list_del(&r->node);
 		kfree_rcu(r, rcu);
@@ -445,9 +448,8 @@ static void mrrc_cache_defer_reap(struct mrrc_cache *c)
 			r->reg_failed = true;
 			c->st.reg_chain_failures++;
 			/* The deferral's reference keeps it. */
-			if (r->cached) {
+			if (r->cached)
 				WARN_ON(mrrc_region_uncache(c, r));
-			}
 		}
 		/*
 		 * Last: an unlocked hit that sees no deferral (acquire) sees
@@ -768,7 +770,7 @@ static void mrrc_cache_insert(struct mrrc_cache *c, struct mrrc_region *r)
 	c->st.cached_pages += mrrc_region_pages(r);
 	c->st.cached_regions++;
 	/* Last: publishes it to unlocked hits. */
-	mrrc_index_insert(c, r);
+	mrrc_index_insert(c, r, GFP_KERNEL_ACCOUNT);
 }
 
 static void mrrc_fill_seg(struct mrrc_seg *s, const struct mrrc_piece *p,
@@ -1158,8 +1160,14 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 	}
 
 	/* Most recently used at the top, in address order. */
-	for (i = n; i-- > 0;)
-		mrrc_cache_touch(c, pieces[i].r, 1);
+	for (i = n; i-- > 0;) {
+		struct mrrc_region *r = pieces[i].r;
+
+		mrrc_cache_touch(c, r, 1);
+		/* Kept out of the index by a zombie, or by want of memory. */
+		if (unlikely(r->cached && !r->indexed))
+			mrrc_index_insert(c, r, GFP_NOWAIT | __GFP_NOWARN);
+	}
 	for (i = 0; i < n; i++)
 		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);
 

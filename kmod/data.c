@@ -1235,7 +1235,8 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 					   MRRC_REG_WHOLE | MRRC_REG_OP, segs,
 					   MRRC_OP_SGE, &out,
 					   reserved ? &dl : NULL);
-	if (reserved) {
+	/* A hit left nothing to post: no lock for it. */
+	if (dl.n) {
 		int err = mrrc_defer_post(conn, &dl, &reserved);
 
 		if (!ret && err) {
@@ -1247,7 +1248,6 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		mrrc_sq_unreserve(conn, reserved);
 		goto err_free;
 	}
-	mrrc_sq_unreserve(conn, reserved);
 	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
 		ret = mrrc_op_expose(conn, c, op, &out, segs);
 		if (ret)
@@ -1297,6 +1297,11 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		ret = -ENOTCONN;
 		goto err_unexpose;
 	}
+	/* Slots no REG_MR took go back here, not under a lock of their own. */
+	if (reserved) {
+		conn->sq_free += reserved;
+		mrrc_conn_kick(conn);
+	}
 	conn->nops++;
 	atomic_inc(&ctx->nops);
 	conn->st.posted++;
@@ -1309,6 +1314,7 @@ err_unexpose:
 		mrrc_cache_expo_done(c, &op->expo, false);
 	mrrc_cache_unexpose(c, &op->expo);
 err_release:
+	mrrc_sq_unreserve(conn, reserved);
 	mrrc_cache_release_op(c, out.handle);
 err_free:
 	kfree(op);

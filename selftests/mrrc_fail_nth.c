@@ -2440,16 +2440,23 @@ static int reg_page(FIXTURE_DATA(fail) *self, unsigned int page)
 }
 
 /*
- * The unlocked hits' index cannot let go of an evicted region (its maple
- * tree finds no memory: mrrc_index_clear fails once).  The region stays
- * allocated, out of reach of hits; the next locked request erases it, so
- * that a new region over the same range is indexed and hit without the
- * mutex again.  Without that retry the range would get no unlocked hit
- * until the context closes.
+ * The unlocked hits' index cannot let go of a region (its maple tree finds
+ * no memory: mrrc_index_clear fails once).  The region stays allocated,
+ * out of reach of hits; a later locked request erases it, and a region
+ * cached over the same range is indexed and hit without the mutex again.
+ * Without that the range would get no unlocked hit until the context
+ * closes.  Twice: an evicted region (FLUSH), the next request registering
+ * the range anew; and a held region invalidated (MADV_DONTNEED), whose
+ * failed erase comes in the very request that registers the range anew,
+ * so the new region is kept out of the index until a locked hit on it.
  */
 TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
 {
+	struct mrrc_reg_req held = {
+		.addr = pg(self, 5), .length = P, .access = RW,
+	};
 	struct mrrc_cache_stats st0, st;
+	unsigned int n;
 	char v[8];
 	bool fired;
 	int ret;
@@ -2482,6 +2489,32 @@ TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
 	st = stats(self->fd);
 	EXPECT_EQ(st0.hit_unlocked + 1, st.hit_unlocked)
 		TH_LOG("the range gets no unlocked hits any more");
+
+	/* A held region: invalidated, erased in the request that re-registers. */
+	n = ARRAY_SIZE(self->seg);
+	ASSERT_EQ(1, mrrc_reg(self->fd, &held, 1, self->seg, &n));
+	ASSERT_EQ(MRRC_RESULT_MISS, held.result);
+	/*
+	 * The notifier's reaper may take the region out before the REG
+	 * does, in a worker: the first erase by any task fails.
+	 */
+	ASSERT_EQ(0, arm_one_fn("mrrc_index_clear", -ENOMEM));
+	ASSERT_EQ(0, space_arm(1));
+	ASSERT_EQ(0, madvise((void *)pg(self, 5), P, MADV_DONTNEED));
+	ret = reg_page(self, 5);
+	fired = space_disarm();
+	ASSERT_EQ(0, set_phase(PH_ALLOC));
+	ASSERT_TRUE(fired) TH_LOG("the invalidated region was not erased");
+	ASSERT_EQ(MRRC_RESULT_MISS, ret);
+	ASSERT_EQ(1, mrrc_release(self->fd, &held.handle, 1));
+	st0 = stats(self->fd);
+	/* Locked (the old region is refused); it indexes this one. */
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 5));
+	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 5));
+	st = stats(self->fd);
+	EXPECT_EQ(st0.hit_unlocked + 1, st.hit_unlocked)
+		TH_LOG("a region cached over a zombie is never indexed");
+	EXPECT_EQ(2, st.cached_regions);	/* pages 3 and 5 */
 	EXPECT_EQ(0, st.handles);
 	EXPECT_EQ(0, st.inuse_regions);
 	cache_ok(_metadata, self->fd, MRRC_MODE_FAST);

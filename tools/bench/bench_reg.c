@@ -871,15 +871,9 @@ static void cold_writes(char *buf)
 	bench_pair_close(&pp);
 }
 
-/*
- * Lines of mode post_held, hit_in_post, post_held_beside_miss and
- * miss_in_post (4 KiB, batches of 1, 16 and 64; "added" is what the lookup
- * or the registration adds to the held POST measured beside it, per
- * operation, also as a fraction of @ord4k, an ordinary 4 KiB register +
- * release cycle measured in this run), then miss_write and ordinary_write
- * at 4-128 KiB.
- */
+/* POST batches of post_costs() and lockless_costs(). */
 static const unsigned int post_batches[] = { 1, 16, 64 };
+#define NPOST_BATCHES (sizeof(post_batches) / sizeof(post_batches[0]))
 
 /* The buffers of post_cost(): cached ones, missed ones, the window. */
 struct post_bufs {
@@ -907,6 +901,14 @@ static void post_teardown(struct post_bufs *b)
 	munmap(pwin_buf, POST_WINDOW);
 }
 
+/*
+ * Lines of mode post_held, hit_in_post, post_held_beside_miss and
+ * miss_in_post (4 KiB, batches of 1, 16 and 64; "added" is what the lookup
+ * or the registration adds to the held POST measured beside it, per
+ * operation, also as a fraction of @ord4k, an ordinary 4 KiB register +
+ * release cycle measured in this run), then miss_write and ordinary_write
+ * at 4-128 KiB.
+ */
 static void post_costs(double ord4k)
 {
 	const unsigned int *batches = post_batches;
@@ -914,7 +916,7 @@ static void post_costs(double ord4k)
 	char *buf = pb.buf, *mbuf = pb.mbuf;
 	struct result r[3];
 
-	for (unsigned int b = 0; b < 3; b++) {
+	for (unsigned int b = 0; b < NPOST_BATCHES; b++) {
 		cur_batch = batches[b];
 		post_cost(batches[b], POST_HIT, buf, mbuf, r);
 		post_lines(POST_HIT, r, ord4k);
@@ -1045,7 +1047,7 @@ static void lockless_costs(double ord4k)
 			     b.iters);
 			emit("hit_fraction_of_ordinary", b.median / ord4k,
 			     "ratio", "cached", 4096, 1, b.iters);
-			for (unsigned int j = 0; j < 3; j++) {
+			for (unsigned int j = 0; j < NPOST_BATCHES; j++) {
 				cur_batch = batches[j];
 				post_cost(batches[j], POST_HIT, buf, mbuf, r);
 				post_lines(POST_HIT, r, ord4k);
