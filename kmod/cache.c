@@ -177,7 +177,7 @@ static void mrrc_index_erase(struct mrrc_cache *c, struct mrrc_region *r)
 	if (!r->indexed)
 		return;
 	r->indexed = false;
-	if (mrrc_index_clear(c, r, GFP_KERNEL_ACCOUNT))
+	if (mrrc_index_clear(c, r, GFP_KERNEL))
 		r->zombie = true;
 }
 
@@ -1166,7 +1166,8 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		mrrc_cache_touch(c, r, 1);
 		/* Kept out of the index by a zombie, or by want of memory. */
 		if (unlikely(r->cached && !r->indexed))
-			mrrc_index_insert(c, r, GFP_NOWAIT | __GFP_NOWARN);
+			mrrc_index_insert(c, r, GFP_NOWAIT | __GFP_ACCOUNT |
+					  __GFP_NOWARN);
 	}
 	for (i = 0; i < n; i++)
 		mrrc_fill_seg(&segs[i], &pieces[i], addr, addr + len);

@@ -1096,8 +1096,9 @@ static int mrrc_chain_post(struct mrrc_conn *conn, struct ib_reg_wr *wr,
 
 /*
  * Post the REG_MRs mrrc_cache_reg_defer() left in @dl on @conn's queue
- * pair, in send queue slots reserved for them (*@reserved, less those
- * used).  Later work requests on this queue pair are ordered behind them.
+ * pair, in send queue slots reserved for them (*@reserved), and give back
+ * the slots they did not take (*@reserved is then 0).  Later work
+ * requests on this queue pair are ordered behind them.
  * Return: 0, or -ENOTCONN / the post's error: then every one not posted
  * is ended as failed, and the operation must not go.
  */
@@ -1118,6 +1119,10 @@ static int mrrc_defer_post(struct mrrc_conn *conn, struct mrrc_defer_list *dl,
 			mrrc_cache_defer_done(d, false);
 	}
 	dl->n = 0;
+	/* The slots no REG_MR took go back under the same lock. */
+	conn->sq_free += *reserved;
+	*reserved = 0;
+	mrrc_conn_kick(conn);
 	spin_unlock_bh(&conn->lock);
 	return ret;
 }
@@ -1249,6 +1254,9 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		goto err_free;
 	}
 	if (wr->opcode == MRRC_OP_RECV || wr->opcode == MRRC_OP_STCRW) {
+		/* Not held while the exposure may register and wait. */
+		mrrc_sq_unreserve(conn, reserved);
+		reserved = 0;
 		ret = mrrc_op_expose(conn, c, op, &out, segs);
 		if (ret)
 			goto err_release;
@@ -1297,11 +1305,11 @@ static int mrrc_post_one(struct mrrc_ctx *ctx, struct mrrc_cache *c,
 		ret = -ENOTCONN;
 		goto err_unexpose;
 	}
-	/* Slots no REG_MR took go back here, not under a lock of their own. */
-	if (reserved) {
-		conn->sq_free += reserved;
-		mrrc_conn_kick(conn);
-	}
+	/*
+	 * A hit's reserved slots go back here, not under a lock of their
+	 * own; the submission's kick may use them.
+	 */
+	conn->sq_free += reserved;
 	conn->nops++;
 	atomic_inc(&ctx->nops);
 	conn->st.posted++;

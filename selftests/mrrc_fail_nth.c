@@ -2496,7 +2496,9 @@ TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
 	ASSERT_EQ(MRRC_RESULT_MISS, held.result);
 	/*
 	 * The notifier's reaper may take the region out before the REG
-	 * does, in a worker: the first erase by any task fails.
+	 * does, in a worker: the first erase by any task fails (another
+	 * process's cache erasing meanwhile would take it: this program
+	 * wants the machine to itself, as its sweeps do).
 	 */
 	ASSERT_EQ(0, arm_one_fn("mrrc_index_clear", -ENOMEM));
 	ASSERT_EQ(0, space_arm(1));
