@@ -191,6 +191,7 @@ static void mrrc_index_retry(struct mrrc_cache *c)
 		if (mrrc_index_clear(c, r, GFP_NOWAIT | __GFP_NOWARN))
 			break;	/* still no memory: next time */
 		list_del(&r->node);
+		c->nzombies--;
 		kfree_rcu(r, rcu);
 	}
 }
@@ -308,10 +309,12 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 	/* An unlocked hit may still be looking at them. */
 	list_for_each_entry_safe(r, tmp, list, node) {
 		list_del(&r->node);
-		if (r->zombie)
+		if (r->zombie) {
 			list_add(&r->node, &c->zombies);
-		else
+			c->nzombies++;
+		} else {
 			kfree_rcu(r, rcu);
+		}
 	}
 }
 
@@ -1827,13 +1830,13 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 	struct mrrc_cache_stats st;
 	struct mrrc_cache *c;
 
-	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free inv_async inv_pending inv_pending_pages\n");
+	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free inv_async inv_pending inv_pending_pages zombies\n");
 	mutex_lock(&mrrc_caches_lock);
 	list_for_each_entry(c, &mrrc_caches, node) {
 		mutex_lock(&c->mutex);
 		mrrc_cache_snapshot(c, &st);
 		mrrc_frwr_stats(c->frwr, &fs);
-		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u\n",
 			   c->pid, c->reg->name,
 			   c->policy->name,
 			   st.cached_regions, st.cached_pages, st.pinned_pages,
@@ -1842,7 +1845,8 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 			   st.overlap, st.miss, st.registrations,
 			   st.deregistrations, st.dereg_batches, st.evictions,
 			   st.invalidations, st.pool_mrs, st.pool_free,
-			   fs.inv_async, fs.inv_pending, fs.inv_pending_pages);
+			   fs.inv_async, fs.inv_pending, fs.inv_pending_pages,
+			   c->nzombies);
 		mutex_unlock(&c->mutex);
 	}
 	mutex_unlock(&mrrc_caches_lock);

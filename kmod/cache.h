@@ -406,6 +406,7 @@ struct mrrc_cache_config_k {
  * @index: the same regions, in maple trees in RCU mode, for unlocked hits
  * @touched: regions hit without c->mutex whose recency is not applied yet
  * @zombies: regions @index could not let go of (no memory)
+ * @nzombies: regions on @zombies (debugfs "caches")
  * @nhandles: handles
  * @ninuse: regions with references other than the cache's
  * @ul_hits: unlocked hits, also their clock (region->hit_seq)
@@ -448,6 +449,7 @@ struct mrrc_cache {
 	struct maple_tree index[MRRC_ACCESS_CLASSES];
 	struct llist_head touched;
 	struct list_head zombies;
+	unsigned int nzombies;
 	atomic_long_t nhandles;
 	atomic_long_t ninuse;
 	atomic64_t ul_hits;

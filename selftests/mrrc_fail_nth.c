@@ -2440,6 +2440,33 @@ static int reg_page(FIXTURE_DATA(fail) *self, unsigned int page)
 }
 
 /*
+ * Regions of this process's caches the unlocked hits' index could not let
+ * go of yet (debugfs "caches", column zombies); -1 if there is no line.
+ */
+static long debugfs_zombies(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/mrrc/caches", "re");
+	char line[512];
+	long sum = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *tok = strtok_r(line, " ", &save);
+		int col;
+
+		if (!tok || atoi(tok) != getpid())
+			continue;
+		for (col = 0; tok && col < 21; col++)
+			tok = strtok_r(NULL, " ", &save);
+		if (tok)
+			sum = (sum < 0 ? 0 : sum) + atol(tok);
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
  * The unlocked hits' index cannot let go of a region (its maple tree finds
  * no memory: mrrc_index_clear fails once).  The region stays allocated,
  * out of reach of hits; a later locked request erases it, and a region
@@ -2482,9 +2509,11 @@ TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
 	st = stats(self->fd);
 	EXPECT_EQ(0, st.cached_regions);
 	EXPECT_EQ(0, st.pinned_pages);
+	EXPECT_EQ(1, debugfs_zombies());
 
-	/* The old region is found and refused; this one is indexed. */
+	/* The old region is found, refused and freed; this one is indexed. */
 	ASSERT_EQ(MRRC_RESULT_MISS, reg_page(self, 3));
+	EXPECT_EQ(0, debugfs_zombies());
 	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 3));
 	st = stats(self->fd);
 	EXPECT_EQ(st0.hit_unlocked + 1, st.hit_unlocked)
@@ -2509,9 +2538,11 @@ TEST_F_TIMEOUT(fail, index_erase_fails_then_is_retried, SWEEP_TIMEOUT)
 	ASSERT_TRUE(fired) TH_LOG("the invalidated region was not erased");
 	ASSERT_EQ(MRRC_RESULT_MISS, ret);
 	ASSERT_EQ(1, mrrc_release(self->fd, &held.handle, 1));
+	EXPECT_EQ(1, debugfs_zombies());
 	st0 = stats(self->fd);
 	/* Locked (the old region is refused); it indexes this one. */
 	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 5));
+	EXPECT_EQ(0, debugfs_zombies());
 	ASSERT_EQ(MRRC_RESULT_EXACT, reg_page(self, 5));
 	st = stats(self->fd);
 	EXPECT_EQ(st0.hit_unlocked + 1, st.hit_unlocked)
