@@ -1378,25 +1378,7 @@ TEST_F(real, one_invalidate_chain_per_batch)
  */
 static long debugfs_inv_async(void)
 {
-	FILE *f = fopen("/sys/kernel/debug/mrrc/caches", "re");
-	char line[512];
-	long sum = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *save, *tok = strtok_r(line, " ", &save);
-		int col;
-
-		if (!tok || atoi(tok) != getpid())
-			continue;
-		for (col = 0; tok && col < 18; col++)
-			tok = strtok_r(NULL, " ", &save);
-		if (tok)
-			sum = (sum < 0 ? 0 : sum) + atol(tok);
-	}
-	fclose(f);
-	return sum;
+	return debugfs_cache_column(18);
 }
 
 /*

@@ -2445,25 +2445,7 @@ static int reg_page(FIXTURE_DATA(fail) *self, unsigned int page)
  */
 static long debugfs_zombies(void)
 {
-	FILE *f = fopen("/sys/kernel/debug/mrrc/caches", "re");
-	char line[512];
-	long sum = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *save, *tok = strtok_r(line, " ", &save);
-		int col;
-
-		if (!tok || atoi(tok) != getpid())
-			continue;
-		for (col = 0; tok && col < 21; col++)
-			tok = strtok_r(NULL, " ", &save);
-		if (tok)
-			sum = (sum < 0 ? 0 : sum) + atol(tok);
-	}
-	fclose(f);
-	return sum;
+	return debugfs_cache_column(21);
 }
 
 /*

@@ -109,6 +109,34 @@ static inline int debugfs_contexts(void)
 	return atoi(buf);
 }
 
+/*
+ * Column @col (0: pid) of this process's lines in debugfs "caches",
+ * summed over its caches; -1 if there is no such line (no root, no
+ * debugfs, no cache).
+ */
+static inline long debugfs_cache_column(int col)
+{
+	FILE *f = fopen("/sys/kernel/debug/mrrc/caches", "re");
+	char line[512];
+	long sum = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *tok = strtok_r(line, " ", &save);
+		int i;
+
+		if (!tok || atoi(tok) != getpid())
+			continue;
+		for (i = 0; tok && i < col; i++)
+			tok = strtok_r(NULL, " ", &save);
+		if (tok)
+			sum = (sum < 0 ? 0 : sum) + atol(tok);
+	}
+	fclose(f);
+	return sum;
+}
+
 /* PDs the module holds, as the RDMA resource tracker reports them. */
 static inline int mrrc_pd_count(void)
 {
