@@ -691,7 +691,8 @@ def t_bm_lat(datadir):
     """Read and Write over the coherence protocol (BENCH=bm, `bm lat`):
     per run, kind and where the page's home (for a lock: the lock node)
     is, how many, and the mean, p50 and p99 in µs."""
-    rows = [r for r in load(datadir, "bm") if r["metric"].startswith("op_")]
+    rows = [r for r in load(datadir, "bm") if r["metric"].startswith("op_")
+            and r.get("page_bytes", 8) == 8]
     body = []
     dht = sorted({r.get("keys", 0) for r in rows} - {0})
     # (histories, keys, nodes, locking, lock node, one-sided, name)
@@ -726,6 +727,39 @@ def t_bm_lat(datadir):
                  body) + where(rows)
 
 
+def t_bm_pages(datadir):
+    """Pages of more than a word (BENCH=bm_pages, `bm node -B`, in
+    data/bm-pages.jsonl): per page size, node 0 alone's reads and writes
+    (p50 µs; local: homed at node 0, remote: at another, a write's round
+    trip through the home; one-sided: an RDMA READ of the home's table),
+    then three nodes' throughput, its ratio to 8-byte pages', and the
+    check of their histories."""
+    rows = load(datadir, "bm-pages")
+    body = []
+    for b in sorted({r["page_bytes"] for r in rows if "page_bytes" in r}):
+        def v(metric, **k):
+            return pick(rows, metric=metric, page_bytes=b, **k)
+
+        def lat(op, where, one_sided=0):
+            x = v("op_p50_us", op=op, where=where, histories=1, one_sided=one_sided)
+            return "—" if x is None else f"{x:.1f}"
+        ops = v("coherence_throughput_ops")
+        base = pick(rows, metric="coherence_throughput_ops", page_bytes=8)
+        checked = v("linearizability_ops", histories=3)
+        bad = v("linearizability_violations", histories=3)
+        body.append([grouped(b), lat("read", "local"), lat("write", "local"),
+                     lat("write", "remote"), lat("one_sided_read", "remote", 1),
+                     "—" if ops is None else grouped(ops), ratio(ops, base),
+                     "—" if checked is None else grouped(checked),
+                     "—" if bad is None else grouped(bad)])
+    if not body:
+        raise DataError("bm-pages: no lines with page_bytes")
+    return table(["page bytes", "local read µs", "local write µs",
+                  "remote write µs", "one-sided read µs", "3 nodes ops/s",
+                  "÷ 8 bytes", "ops checked", "not linearizable"],
+                 body) + where(rows)
+
+
 def t_bm_dht(datadir):
     """The hash table at its access node (BENCH=bm, `bm node -K`): per
     number of nodes, the share of its values in its own memory and the
@@ -749,7 +783,7 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
           "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,

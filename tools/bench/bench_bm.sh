@@ -71,39 +71,13 @@
 #
 # JSON lines on stdout; progress on stderr.
 set -eu
-b=build/tools
-addr=10.211.0.1
+# b, addr, cluster(): three nodes (bm-cluster.sh)
+. tools/bench/bm-cluster.sh
 ops=${BM_OPS:-34000}
 pages=${BM_PAGES:-8}
 wpct=${BM_WRITE_PCT:-50}
 out=/tmp/bm-bench
 mkdir -p $out
-trap 'kill $(jobs -p) 2> /dev/null || :' EXIT
-# cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT [OPTIONS]:
-# three nodes, histories in $out/NAME.?.hist
-cluster() {
-	pids=
-	for i in 0 1 2; do
-		o=$4
-		[ $i = 0 ] && o=$3
-		# shellcheck disable=SC2086	# (options, split on purpose)
-		$b/bm node -i $i -n 3 -a $addr -p "$2" -P "$pages" -k "$5" -o "$o" \
-			-w "$6" -s 3 ${7:-} -H $out/$1.$i.hist 2> $out/$1.$i.log &
-		pids="$pids $!"
-		k=0
-		until grep -q listening $out/$1.$i.log 2> /dev/null; do
-			k=$((k + 1))
-			[ $k -lt 100 ] || { cat $out/$1.$i.log >&2; return 1; }
-			sleep 0.1
-		done
-	done
-	st=0
-	for p in $pids; do
-		wait "$p" || st=1
-	done
-	cat $out/$1.?.log >&2
-	return $st
-}
 t0=$(date +%s.%N)
 cluster all 7950 "$ops" "$ops" 4 "$wpct"
 t1=$(date +%s.%N)

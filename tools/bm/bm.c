@@ -33,7 +33,9 @@
  * Node j listens for node i > j on its own port, PORT + j * 32 + i, so
  * every connection's events name their peer (the listener's and the
  * connection's user_data); one connection per listener.  Messages are
- * 24-byte SENDs (struct bm_msg); the sender of a message is the node its
+ * 24-byte SENDs (struct bm_msg), a WRITE and a DATA followed by the page's
+ * body with -B (pages of more than the 8-byte value, whose every read is
+ * checked against its value); the sender of a message is the node its
  * connection was set up with, never what the message says.  A malformed
  * message, or one the protocol refuses, ends the run with an error: a
  * node does not guess.  The nodes trust each other's identity (a private
@@ -68,6 +70,8 @@
 #define RECV_SLOTS	64u
 #define SEND_SLOTS	256u
 #define OUTBOX_MAX	65536u	/* messages waiting for a send slot */
+#define OUTBOX_BYTES	(16u << 20)	/* and their bytes, with -B */
+#define PAGE_BYTES_MAX	4096u	/* -B */
 #define WR_RECV		1u
 #define WR_SEND		2u
 #define WR_READ		3u
@@ -138,15 +142,16 @@ struct peer {
 	uint32_t pub_rkey;
 	bool dead;		/* gone before it said it was done */
 	uint32_t conn, listener;
-	struct bm_msg *rbuf;	/* RECV_SLOTS */
-	struct bm_msg *sbuf;	/* SEND_SLOTS */
+	/* messages of n.msg_len bytes each: a header and room for a body */
+	uint8_t *rbuf;		/* RECV_SLOTS */
+	uint8_t *sbuf;		/* SEND_SLOTS */
 	unsigned int next_send, sends;
 	/*
 	 * Messages for which no send slot was free, in order: never wait for
 	 * one inside a handler (that would handle newer messages first and
 	 * break the order the protocol relies on).
 	 */
-	struct bm_msg *outbox;
+	uint8_t *outbox;	/* n.outbox_max */
 	unsigned int ohead, on;
 };
 
@@ -257,9 +262,9 @@ static struct node {
 	 * slot's into rd[]; -S (tests): the home never updates its table.
 	 */
 	bool onesided, stale;
-	struct bm_pub *pub;
-	size_t pub_len;
-	struct bm_pub rd[SLOTS_MAX];
+	uint8_t *pub;			/* [pages][pub_stride] */
+	size_t pub_len, pub_stride;
+	uint8_t *rd;			/* [SLOTS_MAX][pub_stride] */
 	/*
 	 * A READ into rd[i] accepted and its completion not yet polled: the
 	 * buffer is the device's, and slot i is not reused, even after its
@@ -270,11 +275,95 @@ static struct node {
 	uint32_t sync_seq;		/* the SYNC awaited */
 	bool sync_wait;
 	uint64_t sync_got;
+	/*
+	 * -B: pages of page_bytes bytes (8: the value alone).  The first 8
+	 * are the page's value, which the protocol moves; the other
+	 * body_len bytes (its body) travel with every WRITE and DATA and
+	 * are kept beside the value: body[page] is the committed body at
+	 * the home and the copy's elsewhere; a node's write waits at the
+	 * home in pend[page][node] until it is applied; a slot's write is
+	 * in wbody[slot].  msg_len: a header and a body; outbox_max: how
+	 * many wait for a send slot, per peer.  The workload writes a body
+	 * that is a function of the page and the value (body_fill()), and
+	 * every read checks the body it got against the value it got
+	 * (-EIO if they do not match); -X 14 makes a home's DATA lie.
+	 */
+	unsigned int page_bytes, body_len, msg_len, outbox_max;
+	uint8_t *body, *pend, *wbody;
+	uint8_t *scratch, *msg, *rbody;	/* a body, a message, a body received */
+	bool body_lie;
+	unsigned long bodies_checked;
 } n;
 
 static unsigned int home_of(unsigned int page)
 {
 	return page % n.nodes;
+}
+
+/* -B: whether a message of @type carries a page's body */
+static bool has_body(unsigned int type)
+{
+	return type == COH_M_WRITE || type == COH_M_DATA;
+}
+
+static size_t msg_len_of(unsigned int type)
+{
+	return sizeof(struct bm_msg) + (has_body(type) ? n.body_len : 0);
+}
+
+static uint8_t *body_of(unsigned int page)
+{
+	return n.body + (size_t)page * n.body_len;
+}
+
+/* At the home: node @node's write of @page, until it is applied. */
+static uint8_t *pend_of(unsigned int page, unsigned int node)
+{
+	return n.pend + ((size_t)page * n.nodes + node) * n.body_len;
+}
+
+static uint8_t *wbody_of(const struct slot *sl)
+{
+	return n.wbody + (size_t)(sl - n.slot) * n.body_len;
+}
+
+static uint64_t pub_check(unsigned int page, uint64_t value);
+
+/*
+ * -B: the body the workload writes with @value into @page: words that
+ * depend on both (pub_check() of the value and the word's place), so a
+ * body that went with another value, or another page, or was torn or
+ * changed on the way, does not match it.
+ */
+static void body_fill(uint8_t *b, unsigned int page, uint64_t value)
+{
+	unsigned int i;
+	uint64_t w;
+
+	for (i = 0; i < n.body_len; i += sizeof(w)) {
+		w = pub_check(page, value ^ (uint64_t)(i + 8) << 48);
+		memcpy(b + i, &w, sizeof(w));
+	}
+}
+
+/* -B: whether @b is the body the write of @value into @page wrote */
+static bool body_ok(const uint8_t *b, unsigned int page, uint64_t value)
+{
+	if (!n.body_len)
+		return true;
+	n.bodies_checked++;
+	body_fill(n.scratch, page, value);
+	return !memcmp(b, n.scratch, n.body_len);
+}
+
+/* A read got @value with body @b: 0, or -EIO if they do not belong together. */
+static int read_body(const uint8_t *b, unsigned int page, uint64_t value)
+{
+	if (body_ok(b, page, value))
+		return 0;
+	fprintf(stderr, PROG ": node %u: page %u: a body that is not value %#llx's\n",
+		n.id, page, (unsigned long long)value);
+	return -EIO;
 }
 
 static int post(uint32_t conn, uint8_t op, void *buf, size_t len, uint64_t id)
@@ -313,17 +402,22 @@ static int progress(int timeout_ms)
 	return 0;
 }
 
-/* Into the next send slot of node @to's connection (one is free). */
-static int post_send(unsigned int to, const struct bm_msg *msg)
+/*
+ * Into the next send slot of node @to's connection (one is free): the
+ * message @msg (n.msg_len bytes: a header and, for a WRITE or a DATA, a
+ * body).
+ */
+static int post_send(unsigned int to, const uint8_t *msg)
 {
 	struct peer *p = &n.peer[to];
 	unsigned int s = p->next_send;
+	uint8_t *buf = p->sbuf + (size_t)s * n.msg_len;
+	size_t len = msg_len_of(((const struct bm_msg *)msg)->type);
 	int r;
 
 	p->next_send = (s + 1) % SEND_SLOTS;
-	p->sbuf[s] = *msg;
-	r = post(p->conn, MRRC_OP_SEND, &p->sbuf[s], sizeof(*msg),
-		 wr_id(to, WR_SEND, s));
+	memcpy(buf, msg, len);
+	r = post(p->conn, MRRC_OP_SEND, buf, len, wr_id(to, WR_SEND, s));
 	if (!r) {
 		p->sends++;
 		n.sent++;
@@ -340,20 +434,38 @@ static int post_send(unsigned int to, const struct bm_msg *msg)
 	return r;
 }
 
-static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value)
+/* A message to node @to; a WRITE or a DATA with the body @body. */
+static int send_body(unsigned int to, uint8_t type, uint32_t page, uint64_t value,
+		     const uint8_t *body)
 {
 	const struct bm_msg m = { .magic = BM_MAGIC, .type = type, .page = page,
 				  .value = value };
 	struct peer *p = &n.peer[to];
+	uint8_t *buf;
 
 	if (to >= n.nodes || to == n.id || !p->connected || p->dead)
 		return -EPROTO;
 	if (p->sends < SEND_SLOTS && !p->on)
-		return post_send(to, &m);
-	if (p->on == OUTBOX_MAX)
+		buf = n.msg;
+	else if (p->on == n.outbox_max)
 		return -ENOBUFS;	/* the peer takes nothing: give up */
-	p->outbox[(p->ohead + p->on++) % OUTBOX_MAX] = m;
-	return 0;
+	else
+		buf = p->outbox + (size_t)((p->ohead + p->on++) % n.outbox_max) * n.msg_len;
+	memcpy(buf, &m, sizeof(m));
+	if (has_body(type) && n.body_len) {
+		if (body)
+			memcpy(buf + sizeof(m), body, n.body_len);
+		else		/* a forgery's (-X 4) */
+			memset(buf + sizeof(m), 0, n.body_len);
+		if (n.body_lie && type == COH_M_DATA)
+			buf[sizeof(m)] ^= 1;	/* -X 14 */
+	}
+	return buf == n.msg ? post_send(to, buf) : 0;
+}
+
+static int send_msg(unsigned int to, uint8_t type, uint32_t page, uint64_t value)
+{
+	return send_body(to, type, page, value, NULL);
 }
 
 /* A send slot of node @to's connection is free: the oldest waiting message. */
@@ -363,8 +475,8 @@ static int drain_outbox(unsigned int to)
 	int r = 0;
 
 	while (!r && p->on && p->sends < SEND_SLOTS) {
-		r = post_send(to, &p->outbox[p->ohead]);
-		p->ohead = (p->ohead + 1) % OUTBOX_MAX;
+		r = post_send(to, p->outbox + (size_t)p->ohead * n.msg_len);
+		p->ohead = (p->ohead + 1) % n.outbox_max;
 		p->on--;
 	}
 	return r;
@@ -419,8 +531,8 @@ static bool in_protocol(const struct slot *sl)
 		sl->step == S_TOMB);
 }
 
-/* The slot waiting for this answer (a write: by its value). */
-static int complete(unsigned int page, bool write, uint64_t value)
+/* The slot waiting for an answer about @page (a write: by its value). */
+static struct slot *asker(unsigned int page, bool write, uint64_t value)
 {
 	unsigned int i;
 
@@ -428,12 +540,29 @@ static int complete(unsigned int page, bool write, uint64_t value)
 		struct slot *sl = &n.slot[i];
 
 		if (in_protocol(sl) && sl->page == page && sl->write == write &&
-		    (!write || sl->value == value)) {
-			finish(sl, value);
-			return 0;
-		}
+		    (!write || sl->value == value))
+			return sl;
 	}
-	return -EPROTO;	/* nobody asked */
+	return NULL;
+}
+
+/*
+ * The answer has come: the slot waiting for it is done.  A write of ours
+ * to a page homed elsewhere made our copy (-B: its body is the one we
+ * wrote).
+ */
+static int complete(unsigned int page, bool write, uint64_t value)
+{
+	struct slot *sl = asker(page, write, value);
+	const struct coh_cache *c = &n.cache[page];
+
+	if (!sl)
+		return -EPROTO;	/* nobody asked */
+	if (write && n.body_len && home_of(page) != n.id &&
+	    c->state != COH_INVALID && c->value == value)
+		memcpy(body_of(page), wbody_of(sl), n.body_len);
+	finish(sl, value);
+	return 0;
 }
 
 /*
@@ -451,44 +580,104 @@ static uint64_t pub_check(unsigned int page, uint64_t value)
 }
 
 /*
+ * -R: entry @page of a table (the value, the check word, then the body
+ * with -B).  The check word covers the body too: 0 without one.
+ */
+static struct bm_pub *pub_at(uint8_t *table, unsigned int page)
+{
+	return (struct bm_pub *)(table + (size_t)page * n.pub_stride);
+}
+
+static uint64_t body_hash(const uint8_t *b)
+{
+	uint64_t h = 0, w;
+	unsigned int i;
+
+	for (i = 0; i < n.body_len; i += sizeof(w)) {
+		memcpy(&w, b + i, sizeof(w));
+		h = pub_check(i, h ^ w);
+	}
+	return h;
+}
+
+/*
  * -R: the home's page as one-sided readers see it, updated whenever a
  * step of the protocol may have changed it: before the step's messages
  * (the writer's WRITTEN among them) go out, so a write is visible to
  * READs before it completes.  A reader that finds the words of two
- * values reads again.
+ * values, or a body that is not the value's, reads again.
  */
-static void publish(unsigned int page)
+static void publish(unsigned int page, const uint8_t *body)
 {
 	struct bm_pub *e;
 	uint64_t v;
 
 	if (!n.pub || n.stale || home_of(page) != n.id)
 		return;
-	e = &n.pub[page];
+	e = pub_at(n.pub, page);
 	v = n.home[page].value;
 	if (__atomic_load_n(&e->value, __ATOMIC_RELAXED) == v)
 		return;
 	__atomic_store_n(&e->value, v, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->check, pub_check(page, v), __ATOMIC_RELEASE);
+	memcpy(e + 1, body, n.body_len);
+	__atomic_store_n(&e->check, pub_check(page, v ^ body_hash(body)),
+			 __ATOMIC_RELEASE);
 }
 
-/* Sends what a protocol step asked for; completes our own local write. */
+/*
+ * -B, at the home: the body of a write the protocol applied, WRITTEN
+ * to node @to: its own write waited in pend, ours in its slot.
+ */
+static const uint8_t *applied_body(unsigned int page, const struct coh_msg *m)
+{
+	const struct slot *sl;
+
+	if (m->to != n.id)
+		return m->to < n.nodes ? pend_of(page, m->to) : NULL;
+	sl = asker(page, true, m->value);
+	return sl ? wbody_of(sl) : NULL;
+}
+
+/*
+ * Sends what a protocol step asked for; completes our own local write.
+ * -B: a write applied here puts its body in the page, and a DATA takes
+ * the body the page has at its place in the step (a waiting read is
+ * answered before the write behind it is applied); a WRITE takes the
+ * body its slot writes.
+ */
 static int emit(unsigned int page, const struct coh_out *out)
 {
+	const uint8_t *b = body_of(page);
+	const struct slot *sl;
 	unsigned int i;
 	int r;
 
-	publish(page);
+	/* where the step leaves the page */
+	for (i = 0; n.body_len && home_of(page) == n.id && i < out->n; i++) {
+		if (out->msg[i].type != COH_M_WRITTEN)
+			continue;
+		b = applied_body(page, &out->msg[i]);
+		if (!b)
+			return -EPROTO;	/* a write nobody wrote */
+	}
+	publish(page, b);
 	for (i = 0; i < out->n; i++) {
 		const struct coh_msg *m = &out->msg[i];
 
-		if (m->to == n.id)	/* the home's own write is applied */
+		if (n.body_len && m->type == COH_M_WRITTEN && home_of(page) == n.id)
+			memcpy(body_of(page), applied_body(page, m), n.body_len);
+		if (m->to == n.id) {	/* the home's own write is applied */
 			r = m->type == COH_M_WRITTEN ?
 			    complete(page, true, m->value) : -EPROTO;
-		else if (m->to < n.nodes && n.peer[m->to].dead)
+		} else if (m->to < n.nodes && n.peer[m->to].dead) {
 			r = 0;	/* a dead writer's write applied: nobody to tell */
-		else
-			r = send_msg(m->to, m->type, page, m->value);
+		} else if (m->type == COH_M_WRITE && n.body_len) {
+			sl = asker(page, true, m->value);
+			r = sl ? send_body(m->to, m->type, page, m->value, wbody_of(sl)) :
+				 -EPROTO;
+		} else {
+			r = send_body(m->to, m->type, page, m->value, body_of(page));
+		}
 		if (r)
 			return r;
 	}
@@ -504,7 +693,7 @@ static int send_export(unsigned int to, uint32_t rkey, uint32_t len, uint64_t ad
 	const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
 				  .page = rkey, .len = len, .value = addr };
 
-	return n.peer[to].sends < SEND_SLOTS ? post_send(to, &m) : -ENOBUFS;
+	return n.peer[to].sends < SEND_SLOTS ? post_send(to, (const uint8_t *)&m) : -ENOBUFS;
 }
 
 /* -R: @sl's READ of its page in the home's table. */
@@ -513,9 +702,9 @@ static int post_read(struct slot *sl)
 	unsigned int home = home_of(sl->page), i = sl - n.slot;
 	const struct peer *p = &n.peer[home];
 	struct mrrc_wr w = { .wr_id = wr_id(home, WR_READ, i), .conn = p->conn,
-			     .opcode = MRRC_OP_READ, .addr = (uintptr_t)&n.rd[i],
-			     .len = sizeof(n.rd[i]),
-			     .remote_addr = p->pub_addr + sl->page * sizeof(struct bm_pub),
+			     .opcode = MRRC_OP_READ, .addr = (uintptr_t)pub_at(n.rd, i),
+			     .len = n.pub_stride,
+			     .remote_addr = p->pub_addr + sl->page * n.pub_stride,
 			     .rkey = p->pub_rkey };
 	int r;
 
@@ -530,22 +719,26 @@ static int post_read(struct slot *sl)
 /* -R: @sl's READ came back from node @from. */
 static int read_done(unsigned int from, unsigned int i)
 {
+	const struct bm_pub *got;
 	struct slot *sl;
-	struct bm_pub got;
+	int r;
 
 	if (i >= n.inflight)
 		return -EPROTO;
 	sl = &n.slot[i];
 	if (!sl->busy || !sl->rdma || home_of(sl->page) != from)
 		return -EPROTO;
-	got = n.rd[i];
-	if (got.check != pub_check(sl->page, got.value)) {
+	got = pub_at(n.rd, i);
+	if (got->check != pub_check(sl->page, got->value ^ body_hash((const uint8_t *)(got + 1)))) {
 		/* it raced the home's update: again; always: the table is not one */
 		n.torn++;
 		return ++sl->rereads > READ_AGAIN_MAX ? -EPROTO : post_read(sl);
 	}
+	r = read_body((const uint8_t *)(got + 1), sl->page, got->value);
+	if (r)
+		return r;
 	n.reads_1s++;
-	finish(sl, got.value);	/* as a one-sided read */
+	finish(sl, got->value);	/* as a one-sided read */
 	sl->rdma = false;
 	return 0;
 }
@@ -803,7 +996,8 @@ static int on_sync_msg(unsigned int from, const struct bm_msg *m)
 	return 0;
 }
 
-static int on_msg(unsigned int from, const struct bm_msg *m)
+/* A message from node @from; a WRITE's or a DATA's body in @body (-B). */
+static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body)
 {
 	struct coh_out out = { 0 };
 	uint64_t v;
@@ -822,7 +1016,7 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 	if (m->type == BM_EXPORT) {	/* once, with -R, of a table like ours */
 		struct peer *p = &n.peer[from];
 
-		if (!n.onesided || p->exported || m->len != n.pages * sizeof(struct bm_pub) ||
+		if (!n.onesided || p->exported || m->len != n.pages * n.pub_stride ||
 		    !m->value)
 			return -EPROTO;
 		p->pub_addr = m->value;
@@ -850,6 +1044,9 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 			r = coh_home_ack(h, from, &out);
 		else
 			r = -EPROTO;
+		/* a write's body waits with it (a second write of the node is refused) */
+		if (m->type == COH_M_WRITE && r >= 0)
+			memcpy(pend_of(m->page, from), body, n.body_len);
 	} else {
 		struct coh_cache *c = &n.cache[m->page];
 		const struct coh_cache keep = *c;
@@ -862,6 +1059,12 @@ static int on_msg(unsigned int from, const struct bm_msg *m)
 			c->state = keep.state;	/* the lie: the copy stays */
 			c->value = keep.value;
 			n.lies++;
+		}
+		/* a read's answer: its body, the copy's if it is kept */
+		if (r == 1 && m->type == COH_M_DATA) {
+			r = read_body(body, m->page, v) ?: 1;
+			if (r == 1 && c->state != COH_INVALID && c->value == v)
+				memcpy(body_of(m->page), body, n.body_len);
 		}
 		if (r == 1)
 			r = complete(m->page, m->type == COH_M_WRITTEN, v);
@@ -878,14 +1081,14 @@ static int established(unsigned int i, uint32_t conn)
 
 	if (p->connected || p->conn != conn)
 		return -EPROTO;
-	p->rbuf = calloc(RECV_SLOTS, sizeof(*p->rbuf));
-	p->sbuf = calloc(SEND_SLOTS, sizeof(*p->sbuf));
-	p->outbox = calloc(OUTBOX_MAX, sizeof(*p->outbox));
+	p->rbuf = calloc(RECV_SLOTS, n.msg_len);
+	p->sbuf = calloc(SEND_SLOTS, n.msg_len);
+	p->outbox = calloc(n.outbox_max, n.msg_len);
 	if (!p->rbuf || !p->sbuf || !p->outbox)
 		return -ENOMEM;
 	p->connected = true;
 	for (s = 0; !r && s < RECV_SLOTS; s++)
-		r = post(conn, MRRC_OP_RECV, &p->rbuf[s], sizeof(p->rbuf[s]),
+		r = post(conn, MRRC_OP_RECV, p->rbuf + (size_t)s * n.msg_len, n.msg_len,
 			 wr_id(i, WR_RECV, s));
 	return r;
 }
@@ -1001,6 +1204,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	unsigned int peer = e->wr_id >> 32, kind = e->wr_id >> 16 & 0xffff,
 		     slot = e->wr_id & 0xffff;
 	struct bm_msg m;
+	uint8_t *buf;
 	int r;
 
 	n.events++;
@@ -1082,15 +1286,18 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	}
 	if (kind == WR_READ)
 		return read_done(peer, slot);
-	if (kind != WR_RECV || slot >= RECV_SLOTS ||
-	    e->byte_len != sizeof(struct bm_msg))
+	if (kind != WR_RECV || slot >= RECV_SLOTS || e->byte_len < sizeof(m))
 		return -EPROTO;
-	m = n.peer[peer].rbuf[slot];
-	r = post(e->conn, MRRC_OP_RECV, &n.peer[peer].rbuf[slot], sizeof(m),
-		 wr_id(peer, WR_RECV, slot));
+	buf = n.peer[peer].rbuf + (size_t)slot * n.msg_len;
+	memcpy(&m, buf, sizeof(m));
+	/* a WRITE or a DATA with a body, -B's; anything else without */
+	if (e->byte_len != msg_len_of(m.type))
+		return -EPROTO;
+	memcpy(n.rbody, buf + sizeof(m), e->byte_len - sizeof(m));
+	r = post(e->conn, MRRC_OP_RECV, buf, n.msg_len, wr_id(peer, WR_RECV, slot));
 	if (r == -ENOTCONN && !n.dht)	/* closed since: see post_send() */
 		r = 0;
-	return r ?: on_msg(peer, &m);
+	return r ?: on_msg(peer, &m, n.rbody);
 }
 
 /* A read or a write of @page for @sl (a write of @v, unique). */
@@ -1105,6 +1312,8 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 	sl->value = write ? v : 0;
 	sl->inv = bm_now_ns();
 	sl->ready = false;
+	if (write)
+		body_fill(wbody_of(sl), page, v);
 	if (home_of(page) == n.id)
 		r = write ? coh_home_write(&n.home[page], n.id, v, &out) :
 			    coh_home_read(&n.home[page], n.id, &v, &out);
@@ -1119,8 +1328,12 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 		*sl = keep;	/* as it was: -EBUSY is tried again */
 		return r;
 	}
-	if (r == 1)
+	if (r == 1) {		/* a read of the home's page or of our copy */
+		r = read_body(body_of(page), page, v);
+		if (r)
+			return r;
 		finish(sl, v);
+	}
 	return emit(page, &out);
 }
 
@@ -1141,28 +1354,32 @@ static uint64_t new_value(void)
  * never match (read again and again), and a second EXPORT right after
  * the real one (sent then: one sent before it would be taken as the
  * table, and node 0's READs with its made-up key could fail before the
- * real one came); with -T, a SYNC with a value.
+ * real one came); with -T, a SYNC with a value; with -B, DATA whose
+ * bodies are not their values' (one bit flipped, in every DATA it sends).
  */
-#define FORGE_KINDS 13u
+#define FORGE_KINDS 14u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
 		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT, 0, BM_EXPORT,
-		BM_SYNC };
+		BM_SYNC, 0 };
 	uint64_t value = kind == 4 ? new_value() : kind == 13 ? 1 : 0;
 	unsigned int p;
 	int r = 0;
 
 	if (kind == 10 || kind == 12)	/* a table one page too long; or a second */
-		return send_export(0, 1, (n.pages + (kind == 10)) * sizeof(struct bm_pub),
-				   4096);
+		return send_export(0, 1, (n.pages + (kind == 10)) * n.pub_stride, 4096);
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
 			return -EINVAL;
 		for (p = 0; p < n.pages; p++)
-			n.pub[p].check ^= 1;
+			pub_at(n.pub, p)->check ^= 1;
 		n.stale = true;
+		return 0;
+	}
+	if (kind == 14) {	/* -B: our DATA's bodies lie, for good */
+		n.body_lie = true;
 		return 0;
 	}
 	if (kind == 8)		/* the first is an honest one */
@@ -1559,7 +1776,7 @@ static int export_table(void)
 		return r;
 	for (i = 0; !r && i < n.nodes; i++)
 		if (i != n.id)
-			r = send_export(i, seg.rkey, n.pages * sizeof(struct bm_pub), seg.addr);
+			r = send_export(i, seg.rkey, n.pages * n.pub_stride, seg.addr);
 	return r;
 }
 
@@ -1617,12 +1834,13 @@ static int write_history(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u lock_node %u locking %u counter %u clocks %u %llu %lld %llu %llu %lld %llu one_sided %u\n",
+	fprintf(f, "# bm-history 1 node %u nodes %u pages %u ops %zu inflight %u write_pct %u keys %u lock_node %u locking %u counter %u clocks %u %llu %lld %llu %llu %lld %llu one_sided %u page_bytes %u\n",
 		n.id, n.nodes, n.pages, n.nhist, n.inflight, n.dht ? 0 : n.write_pct,
 		n.keys, n.lock_node, n.locking, n.counter, n.clocks,
 		(unsigned long long)n.fix[0].at, (long long)n.fix[0].offset,
 		(unsigned long long)n.fix[0].err, (unsigned long long)n.fix[1].at,
-		(long long)n.fix[1].offset, (unsigned long long)n.fix[1].err, n.onesided);
+		(long long)n.fix[1].offset, (unsigned long long)n.fix[1].err, n.onesided,
+		n.page_bytes);
 	for (i = 0; i < n.nhist; i++)
 		fprintf(f, "%u %u %llu %llu %llu\n", n.hist[i].page,
 			n.hist[i].kind, (unsigned long long)n.hist[i].op.value,
@@ -1679,8 +1897,8 @@ static int cmd_node(int argc, char **argv)
 	int opt, r = 0;
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
-			   .ops = 10000, .seed = 1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRS")) != -1) {
+			   .ops = 10000, .seed = 1, .page_bytes = 8 };
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -1706,6 +1924,7 @@ static int cmd_node(int argc, char **argv)
 		case 'T': n.clocks = true; break;
 		case 'R': n.onesided = true; break;
 		case 'S': n.stale = true; break;
+		case 'B': n.page_bytes = bench_opt_u64(PROG, "-B", optarg, 8, PAGE_BYTES_MAX); break;
 		case 'l': n.lock_node = bench_opt_u64(PROG, "-l", optarg, 0, COH_NODES_MAX - 1); break;
 		default: return 2;
 		}
@@ -1714,10 +1933,12 @@ static int cmd_node(int argc, char **argv)
 	    (n.die_at && (n.dht || n.counter || n.clocks || n.die_at >= n.ops)) ||
 	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided) ||
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
-	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks)) {
+	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
+	    (n.forge == 14 && n.page_bytes == 8) || n.page_bytes % 8) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
-			"  [-P PAGES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED] [-H FILE] [-d DEV] [-L]\n"
-			"  [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY] [-Z DIE_AFTER] [-T] [-R [-S]]\n");
+			"  [-P PAGES] [-B PAGE_BYTES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED]\n"
+			"  [-H FILE] [-d DEV] [-L] [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY]\n"
+			"  [-Z DIE_AFTER] [-T] [-R [-S]]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -1733,22 +1954,39 @@ static int cmd_node(int argc, char **argv)
 	if (n.id == n.lock_node)
 		n.locks = calloc(n.pages, sizeof(*n.locks));
 	n.hint = (n.id + 1) % n.nodes;
+	/* -B: the bodies (one byte more than nothing without it) */
+	n.body_len = n.page_bytes - sizeof(uint64_t);
+	n.msg_len = sizeof(struct bm_msg) + n.body_len;
+	n.outbox_max = n.body_len ? OUTBOX_BYTES / n.msg_len : OUTBOX_MAX;
+	n.body = calloc((size_t)n.pages * n.body_len + 1, 1);
+	n.pend = calloc((size_t)n.pages * n.nodes * n.body_len + 1, 1);
+	n.wbody = calloc((size_t)SLOTS_MAX * n.body_len + 1, 1);
+	n.scratch = calloc(n.body_len + 1, 1);
+	n.rbody = calloc(n.body_len + 1, 1);
+	n.msg = calloc(n.msg_len, 1);
+	n.pub_stride = sizeof(struct bm_pub) + n.body_len;
 	if (!n.home || !n.cache || !n.ent || !n.bucket || !n.held || !n.lk_page ||
+	    !n.body || !n.pend || !n.wbody || !n.scratch || !n.rbody || !n.msg ||
 	    (n.id == n.lock_node && !n.locks) ||
 	    galloc_init(&n.ga, n.id, n.nodes, n.pages)) {
 		fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 		return 1;
 	}
+	for (i = 0; i < n.pages; i++)	/* the initial 0's */
+		body_fill(body_of(i), i, 0);
 	if (n.onesided) {	/* the table, page-aligned: one segment */
-		n.pub_len = (n.pages * sizeof(*n.pub) + 4095) & ~(size_t)4095;
+		n.pub_len = (n.pages * n.pub_stride + 4095) & ~(size_t)4095;
 		n.pub = aligned_alloc(4096, n.pub_len);
-		if (!n.pub) {
+		n.rd = calloc(SLOTS_MAX, n.pub_stride);
+		if (!n.pub || !n.rd) {
 			fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 			return 1;
 		}
 		memset(n.pub, 0, n.pub_len);
-		for (i = 0; i < n.pages; i++)	/* the initial 0 */
-			n.pub[i].check = pub_check(i, 0);
+		for (i = 0; i < n.pages; i++) {	/* the initial 0 */
+			memcpy(pub_at(n.pub, i) + 1, body_of(i), n.body_len);
+			pub_at(n.pub, i)->check = pub_check(i, body_hash(body_of(i)));
+		}
 	}
 	for (i = 0; i < n.nbuckets; i++)
 		n.bucket[i] = -1;
@@ -1860,6 +2098,9 @@ static int cmd_node(int argc, char **argv)
 	fprintf(stderr, PROG ": node %u: %lu operations in %.2f s, %lu messages sent, %lu received%s\n",
 		n.id, n.completed, (bm_now_ns() - t0) / 1e9, n.sent, n.received,
 		n.lie ? " (lying)" : "");
+	if (n.body_len)
+		fprintf(stderr, PROG ": node %u: pages of %u bytes, %lu bodies checked\n",
+			n.id, n.page_bytes, n.bodies_checked);
 	if (n.onesided)
 		fprintf(stderr, PROG ": node %u: %lu one-sided reads, %lu read again (torn)%s\n",
 			n.id, n.reads_1s, n.torn, n.stale ? " (its table stale)" : "");
@@ -1910,6 +2151,13 @@ static int cmd_node(int argc, char **argv)
 	free(n.lk_page);
 	free(n.locks);
 	free(n.pub);
+	free(n.rd);
+	free(n.body);
+	free(n.pend);
+	free(n.wbody);
+	free(n.scratch);
+	free(n.rbody);
+	free(n.msg);
 	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;
@@ -1938,6 +2186,16 @@ static bool hist_one_sided(const char *header)
 	const char *p = strstr(header, key);
 
 	return p && p[sizeof(key) - 1] == '1';
+}
+
+/* How many bytes a history's pages had (-B; 8 if it does not say). */
+static unsigned int hist_page_bytes(const char *header)
+{
+	static const char key[] = " page_bytes ";
+	const char *p = strstr(header, key);
+	unsigned int b;
+
+	return p && sscanf(p + sizeof(key) - 1, "%u", &b) == 1 ? b : 8;
 }
 
 /*
@@ -2096,6 +2354,7 @@ static int cmd_check(int argc, char **argv)
 	uint32_t seen = 0;	/* the nodes whose history came */
 	struct hist_clock nclk[COH_NODES_MAX] = { 0 };	/* each node's */
 	int onesided = 0;	/* the histories' reads: -R */
+	unsigned int page_bytes = 8;	/* the first's pages (-B) */
 	uint64_t clock_err = 0;
 	size_t holds_unproven = 0;
 	unsigned long long v, a, b;
@@ -2137,6 +2396,8 @@ static int cmd_check(int argc, char **argv)
 		nclk[node] = clk;
 		if (hist_one_sided(line))
 			onesided = 1;
+		if (!files)
+			page_bytes = hist_page_bytes(line);
 		if (clk.err > clock_err)
 			clock_err = clk.err;
 		if (!pages) {
@@ -2249,11 +2510,11 @@ static int cmd_check(int argc, char **argv)
 		free(ops[i]);
 	}
 	/* locking: whether the histories held locks (bm node -x) */
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d",
-	       total, nodes, pages, files, holds > 0, onesided);
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_ops\",\"value\":%zu,\"unit\":\"ops\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d,\"page_bytes\":%u",
+	       total, nodes, pages, files, holds > 0, onesided, page_bytes);
 	bench_json_end(stdout);
-	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d",
-	       bad, nodes, pages, files, holds > 0, onesided);
+	printf("{\"bench\":\"bm\",\"metric\":\"linearizability_violations\",\"value\":%lu,\"unit\":\"pages\",\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"locking\":%d,\"one_sided\":%d,\"page_bytes\":%u",
+	       bad, nodes, pages, files, holds > 0, onesided, page_bytes);
 	bench_json_end(stdout);
 	if (holds) {
 		printf("{\"bench\":\"bm\",\"metric\":\"lock_holds\",\"value\":%zu,\"unit\":\"holds\",\"nodes\":%u,\"pages\":%u,\"histories\":%u",
@@ -2321,6 +2582,7 @@ static int cmd_lat(int argc, char **argv)
 	unsigned long long v, a, b;
 	char line[512];
 	bool onesided = false;	/* the first history's reads: -R */
+	unsigned int page_bytes = 8;	/* and its pages (-B) */
 	size_t cnt;
 	int k, r = 0;
 
@@ -2350,6 +2612,7 @@ static int cmd_lat(int argc, char **argv)
 		if (!files) {
 			first = hlk;
 			onesided = hist_one_sided(line);
+			page_bytes = hist_page_bytes(line);
 		}
 		nodes = nn;
 		pages = np;
@@ -2421,10 +2684,11 @@ static int cmd_lat(int argc, char **argv)
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"
 				       "\"write_pct\":%u,\"keys\":%u,\"locking\":%u,\"lock_node\":%u,"
-				       "\"one_sided\":%d",
+				       "\"one_sided\":%d,\"page_bytes\":%u",
 				       metric[m], val, m ? "us" : "ops", kind_name[w],
 				       l ? "local" : "remote", nodes, pages, files, inflight,
-				       wpct, keys, first.locking, first.lock_node, onesided);
+				       wpct, keys, first.locking, first.lock_node, onesided,
+				       page_bytes);
 				bench_json_end(stdout);
 			}
 next:

@@ -235,6 +235,47 @@ tap "-R at one node only ends the run" half
 # finish and every page stays linearizable.
 tap "a node that dies under one-sided reads: the others go on, every page linearizable" \
 	died died1s 8930 -R
+# Pages of more than a word (-B): a WRITE and a DATA carry the page's
+# body, which every read checks against the value it got (the workload
+# writes a body that is a function of the two).  Pages of 4 KiB, two-
+# and one-sided (912 bytes, the paper's block) and under the hash table;
+# a home whose DATA carry bodies that are not their values' (-X 14) is
+# caught by the reader (EIO), not passed on.
+bodies() {	# bodies NAME: every node checked bodies
+	for i in 0 1 2; do
+		grep -q "node $i: pages of [0-9]* bytes, [1-9][0-9]* bodies checked" \
+			"$out/$1.$i.log" || return 1
+	done
+}
+pages4k() {
+	o="-P $pages -o $ops -s 13 -B 4096"
+	nodes pages4k 8940 "$o" "$o" "$o" && bodies pages4k &&
+	"$b/bm" check "$out"/pages4k.?.hist > "$out/pages4k.json" &&
+	grep -q '"page_bytes":4096' "$out/pages4k.json" &&
+	"$b/bm" lat "$out"/pages4k.?.hist | grep -q '"page_bytes":4096'
+}
+tap "pages of 4096 bytes (-B): bodies travel with the values, every read's checked, every page linearizable" \
+	pages4k
+pages_more() {
+	o="-P $pages -o 1000 -s 13 -B 912 -R"
+	nodes pages1s 8950 "$o" "$o" "$o" && bodies pages1s &&
+	grep -q "node 0: [1-9][0-9]* one-sided reads" "$out/pages1s.0.log" &&
+	"$b/bm" check "$out"/pages1s.?.hist &&
+	dht pagesdht 8960 96 "-B 4096 -K 60" "-B 4096 -K 20" "-B 4096 -K 10" &&
+	bodies pagesdht &&
+	"$b/bm" check "$out"/pagesdht.?.hist
+}
+tap "pages of 912 bytes read one-sided (-R), and the hash table on pages of 4096 bytes" \
+	pages_more
+body_lie() {
+	o="-P $pages -o 500 -s 13 -B 64"
+	nodes bodylie 8970 "$o" "$o -X 14" "$o"
+	[ $? = 1 ] &&
+	grep -q "node 1: sent node 0 a forgery (14)" "$out/bodylie.1.log" &&
+	grep -q 'node 0: page [0-9]*: a body that is not value' "$out/bodylie.0.log" &&
+	grep -q 'node 0: Input/output error' "$out/bodylie.0.log"
+}
+tap "a home whose DATA bodies are not their values' is caught by the reader" body_lie
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
@@ -552,7 +593,11 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -o 3 -j 4 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 14 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 15 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 14 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 0 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 12 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 4104 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&
