@@ -760,6 +760,44 @@ def t_bm_pages(datadir):
                  body) + where(rows)
 
 
+def t_bm_bufmgr(datadir):
+    """The buffer manager put together (BENCH=bm_bufmgr, `bm node -f -M
+    -D`, in data/bm-bufmgr.jsonl): per working set, the three nodes'
+    reads and writes per second (summed) and the slowest node's p99,
+    with every page kept in its home's memory (tier remote) against
+    homes that keep as many as a node's frames and the rest in a file
+    on 9p (tier file), and the check of both runs' histories."""
+    rows = load(datadir, "bm-bufmgr")
+    body = []
+    for ws in sorted({r["ws_factor"] for r in rows if "ws_factor" in r}):
+        def node_rows(tier, metric):
+            return [r for r in rows if r.get("ws_factor") == ws and r.get("tier") == tier
+                    and r["metric"] == metric]
+        cells, ops = None, {}
+        for tier in ("remote", "file"):
+            thr = node_rows(tier, "throughput_ops")
+            p99 = node_rows(tier, "fix_p99_us")
+            if not thr or not p99:
+                raise DataError(f"bm-bufmgr: no {tier} lines at {ws}x")
+            if cells is None:
+                cells = [f"{ws}× ({thr[0]['pages']})", grouped(thr[0]["frames"])]
+            ops[tier] = sum(r["value"] for r in thr)
+            cells += [grouped(ops[tier]), f"{max(r['value'] for r in p99):.0f}"]
+            if tier == "file":
+                cells.append(grouped(sum(r["value"] for r in node_rows(tier, "file_reads"))))
+        bad = sum(r["value"] for r in rows if r.get("ws_factor") == ws
+                  and r["metric"] == "linearizability_violations")
+        checked = sum(r["value"] for r in rows if r.get("ws_factor") == ws
+                      and r["metric"] == "linearizability_ops")
+        body.append(cells + [ratio(ops["file"], ops["remote"]), grouped(checked),
+                             grouped(bad)])
+    if not body:
+        raise DataError("bm-bufmgr: no lines")
+    return table(["working set (pages)", "frames", "remote ops/s", "p99 µs",
+                  "file ops/s", "p99 µs", "pages from the file", "file ÷ remote",
+                  "ops checked", "not linearizable"], body) + where(rows)
+
+
 def t_bm_dht(datadir):
     """The hash table at its access node (BENCH=bm, `bm node -K`): per
     number of nodes, the share of its values in its own memory and the
@@ -783,7 +821,7 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
           "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,

@@ -8,7 +8,8 @@ addr=10.211.0.1
 trap 'kill $(jobs -p) 2> /dev/null || :' EXIT
 #
 # cluster NAME PORT OPS_NODE0 OPS_OTHERS INFLIGHT WRITE_PCT [OPTIONS]:
-# three bm nodes, histories in $out/NAME.?.hist; 0 if all three exit 0.
+# three bm nodes, histories in $out/NAME.?.hist, their JSON lines in
+# $out/NAME.?.json; 0 if all three exit 0.
 cluster() {
 	pids=
 	for i in 0 1 2; do
@@ -16,7 +17,8 @@ cluster() {
 		[ $i = 0 ] && o=$3
 		# shellcheck disable=SC2086	# (options, split on purpose)
 		$b/bm node -i $i -n 3 -a $addr -p "$2" -P "$pages" -k "$5" -o "$o" \
-			-w "$6" -s 3 ${7:-} -H $out/$1.$i.hist 2> $out/$1.$i.log &
+			-w "$6" -s 3 ${7:-} -H $out/$1.$i.hist > $out/$1.$i.json \
+			2> $out/$1.$i.log &
 		pids="$pids $!"
 		k=0
 		until grep -q listening $out/$1.$i.log 2> /dev/null; do

@@ -43,6 +43,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -50,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +61,7 @@
 #include "coh.h"
 #include "galloc.h"
 #include "lock.h"
+#include "pool.h"
 #include "rfile.h"
 #include "lin.h"
 #include "benchjson.h"
@@ -72,6 +75,11 @@
 #define OUTBOX_MAX	65536u	/* messages waiting for a send slot */
 #define OUTBOX_BYTES	(16u << 20)	/* and their bytes, with -B */
 #define PAGE_BYTES_MAX	4096u	/* -B */
+/*
+ * A RECV takes the largest message of any -B, so that a peer of another
+ * page size is refused by its length (EPROTO), not taken for dead.
+ */
+#define RECV_LEN	(sizeof(struct bm_msg) + PAGE_BYTES_MAX - 8)
 #define WR_RECV		1u
 #define WR_SEND		2u
 #define WR_READ		3u
@@ -293,6 +301,29 @@ static struct node {
 	uint8_t *scratch, *msg, *rbody;	/* a body, a message, a body received */
 	bool body_lie;
 	unsigned long bodies_checked;
+	/*
+	 * The buffer manager's levels (§5): -f, at most this many copies of
+	 * pages homed elsewhere (the node's frames), chosen by 2Q (a frame
+	 * pool, pool.c, as their index: a victim's write-back drops its
+	 * copy); -M with -D, at most this many of the pages homed here in
+	 * memory (the home's frames, the other nodes' remote frames), the
+	 * others in the node's file, DIR/node.ID (each page's value and body
+	 * at page * page_bytes), read back when the protocol needs one and
+	 * written when its frame is taken.  A page is found in the node's
+	 * frames, else in its home's, else in its home's file.
+	 */
+	unsigned int frames, home_frames;
+	struct bm_pool *copies, *homes;
+	int file;
+	unsigned long copy_hits, copies_dropped, home_loads, home_stores;
+	/*
+	 * -z: the random operations' pages drawn from a Zipf distribution
+	 * of this skew, its popular pages scattered by a permutation that
+	 * is the same at every node (a database's hot pages are everyone's).
+	 */
+	double theta;
+	struct bm_zipf zipf;
+	uint64_t *perm, zseed;
 } n;
 
 static unsigned int home_of(unsigned int page)
@@ -316,10 +347,13 @@ static uint8_t *body_of(unsigned int page)
 	return n.body + (size_t)page * n.body_len;
 }
 
-/* At the home: node @node's write of @page, until it is applied. */
+/*
+ * At the home: node @node's write of @page, until it is applied (pages
+ * homed here only: page / nodes tells them apart).
+ */
 static uint8_t *pend_of(unsigned int page, unsigned int node)
 {
-	return n.pend + ((size_t)page * n.nodes + node) * n.body_len;
+	return n.pend + ((size_t)(page / n.nodes) * n.nodes + node) * n.body_len;
 }
 
 static uint8_t *wbody_of(const struct slot *sl)
@@ -364,6 +398,85 @@ static int read_body(const uint8_t *b, unsigned int page, uint64_t value)
 	fprintf(stderr, PROG ": node %u: page %u: a body that is not value %#llx's\n",
 		n.id, page, (unsigned long long)value);
 	return -EIO;
+}
+
+/* -f: the copy of @page is dropped, its frame needed for another page's */
+static int copy_in(void *arg, uint64_t page, void *buf)
+{
+	(void)arg;
+	(void)page;
+	(void)buf;
+	return 0;	/* the copy came with the protocol's DATA or WRITTEN */
+}
+
+static int copy_out(void *arg, uint64_t page, const void *buf)
+{
+	(void)arg;
+	(void)buf;
+	if (coh_cache_drop(&n.cache[page]))
+		n.copies_dropped++;
+	return 0;
+}
+
+/*
+ * -M: page @page homed here goes to the file (its value and body), or
+ * comes back from it into a frame: what the file has must be its last
+ * committed value (every page is written there when its frame is taken)
+ * and that value's body, or -EIO.
+ */
+static int home_io(uint64_t page, bool write)
+{
+	uint64_t v = n.home[page].value;
+	struct iovec io[2] = { { &v, sizeof(v) }, { body_of(page), n.body_len } };
+	off_t off = (off_t)page * n.page_bytes;
+	ssize_t k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
+
+	if (k != (ssize_t)n.page_bytes)
+		return k < 0 ? -errno : -EIO;
+	if (write) {
+		n.home_stores++;
+		return 0;
+	}
+	n.home_loads++;
+	if (v != n.home[page].value) {
+		fprintf(stderr, PROG ": node %u: page %u: the file has %#llx, not %#llx\n",
+			n.id, (unsigned int)page, (unsigned long long)v,
+			(unsigned long long)n.home[page].value);
+		return -EIO;
+	}
+	return read_body(body_of(page), page, v);
+}
+
+static int home_in(void *arg, uint64_t page, void *buf)
+{
+	(void)arg;
+	(void)buf;
+	return home_io(page, false);
+}
+
+static int home_out(void *arg, uint64_t page, const void *buf)
+{
+	(void)arg;
+	(void)buf;
+	return home_io(page, true);
+}
+
+/*
+ * -f, -M: @page is used: its frame is the most recent in @pool's 2Q,
+ * taken from another page (whose copy is dropped, or which goes to the
+ * file) if it had none, and read from the file (-M) if it was there.
+ * Every frame counts as dirty, so that a victim is always handed to
+ * copy_out() or home_out().
+ */
+static int frame_use(struct bm_pool *pool, unsigned int page)
+{
+	void *frame;
+	int r;
+
+	if (!pool)
+		return 0;
+	r = bm_fix(pool, page, true, &frame);
+	return r ?: bm_unfix(pool, page, true);
 }
 
 static int post(uint32_t conn, uint8_t op, void *buf, size_t len, uint64_t id)
@@ -558,9 +671,14 @@ static int complete(unsigned int page, bool write, uint64_t value)
 
 	if (!sl)
 		return -EPROTO;	/* nobody asked */
-	if (write && n.body_len && home_of(page) != n.id &&
-	    c->state != COH_INVALID && c->value == value)
+	if (write && home_of(page) != n.id && c->state != COH_INVALID &&
+	    c->value == value) {
+		int r = frame_use(n.copies, page);
+
+		if (r)
+			return r;
 		memcpy(body_of(page), wbody_of(sl), n.body_len);
+	}
 	finish(sl, value);
 	return 0;
 }
@@ -1007,6 +1125,12 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 	if (m->magic != BM_MAGIC || m->type >= BM_TYPES ||
 	    (m->type != BM_EXPORT && m->len))	/* only EXPORT has one */
 		return -EPROTO;
+	/* a write of a body that is not its value's: refused where it comes in */
+	if (m->type == COH_M_WRITE && !body_ok(body, m->page, m->value)) {
+		fprintf(stderr, PROG ": node %u: node %u's WRITE of page %u: a body that is not value %#llx's\n",
+			n.id, from, m->page, (unsigned long long)m->value);
+		return -EPROTO;
+	}
 	if (m->type == BM_DONE) {
 		n.peer[from].done = true;
 		return 0;
@@ -1036,6 +1160,9 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 		/* -K: a page is read and written by the node that has it */
 		if (n.dht && m->type != COH_M_ACK && n.ga.by[m->page] != from + 1)
 			return -EPROTO;
+		r = frame_use(n.homes, m->page);	/* -M: in memory for the step */
+		if (r)
+			return r;
 		if (m->type == COH_M_READ)
 			r = coh_home_read(h, from, &v, &out);
 		else if (m->type == COH_M_WRITE)
@@ -1060,11 +1187,14 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 			c->value = keep.value;
 			n.lies++;
 		}
-		/* a read's answer: its body, the copy's if it is kept */
+		/* a read's answer: its body, the copy's if it is kept (-f: in a frame) */
 		if (r == 1 && m->type == COH_M_DATA) {
 			r = read_body(body, m->page, v) ?: 1;
-			if (r == 1 && c->state != COH_INVALID && c->value == v)
-				memcpy(body_of(m->page), body, n.body_len);
+			if (r == 1 && c->state != COH_INVALID && c->value == v) {
+				r = frame_use(n.copies, m->page) ?: 1;
+				if (r == 1)
+					memcpy(body_of(m->page), body, n.body_len);
+			}
 		}
 		if (r == 1)
 			r = complete(m->page, m->type == COH_M_WRITTEN, v);
@@ -1081,14 +1211,14 @@ static int established(unsigned int i, uint32_t conn)
 
 	if (p->connected || p->conn != conn)
 		return -EPROTO;
-	p->rbuf = calloc(RECV_SLOTS, n.msg_len);
+	p->rbuf = calloc(RECV_SLOTS, RECV_LEN);
 	p->sbuf = calloc(SEND_SLOTS, n.msg_len);
 	p->outbox = calloc(n.outbox_max, n.msg_len);
 	if (!p->rbuf || !p->sbuf || !p->outbox)
 		return -ENOMEM;
 	p->connected = true;
 	for (s = 0; !r && s < RECV_SLOTS; s++)
-		r = post(conn, MRRC_OP_RECV, p->rbuf + (size_t)s * n.msg_len, n.msg_len,
+		r = post(conn, MRRC_OP_RECV, p->rbuf + (size_t)s * RECV_LEN, RECV_LEN,
 			 wr_id(i, WR_RECV, s));
 	return r;
 }
@@ -1177,7 +1307,8 @@ static int peer_failed(unsigned int i)
 		} else if (home_of(p) == n.id) {
 			struct coh_out out = { 0 };
 
-			r = coh_home_node_failed(&n.home[p], i, &out);
+			r = frame_use(n.homes, p);
+			r = r ?: coh_home_node_failed(&n.home[p], i, &out);
 			r = r ?: emit(p, &out);
 		} else if (home_of(p) == i) {
 			bool reading, writing;
@@ -1288,13 +1419,13 @@ static int handle_cqe(const struct mrrc_cqe *e)
 		return read_done(peer, slot);
 	if (kind != WR_RECV || slot >= RECV_SLOTS || e->byte_len < sizeof(m))
 		return -EPROTO;
-	buf = n.peer[peer].rbuf + (size_t)slot * n.msg_len;
+	buf = n.peer[peer].rbuf + (size_t)slot * RECV_LEN;
 	memcpy(&m, buf, sizeof(m));
 	/* a WRITE or a DATA with a body, -B's; anything else without */
 	if (e->byte_len != msg_len_of(m.type))
 		return -EPROTO;
 	memcpy(n.rbody, buf + sizeof(m), e->byte_len - sizeof(m));
-	r = post(e->conn, MRRC_OP_RECV, buf, n.msg_len, wr_id(peer, WR_RECV, slot));
+	r = post(e->conn, MRRC_OP_RECV, buf, RECV_LEN, wr_id(peer, WR_RECV, slot));
 	if (r == -ENOTCONN && !n.dht)	/* closed since: see post_send() */
 		r = 0;
 	return r ?: on_msg(peer, &m, n.rbody);
@@ -1314,9 +1445,13 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 	sl->ready = false;
 	if (write)
 		body_fill(wbody_of(sl), page, v);
-	if (home_of(page) == n.id)
+	if (home_of(page) == n.id) {
+		r = frame_use(n.homes, page);
+		if (r)
+			return r;
 		r = write ? coh_home_write(&n.home[page], n.id, v, &out) :
 			    coh_home_read(&n.home[page], n.id, &v, &out);
+	}
 	else if (!write && n.onesided && n.cache[page].state == COH_INVALID) {
 		sl->rereads = 0;
 		return post_read(sl);	/* no copy: the home's, without its CPU */
@@ -1329,6 +1464,12 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 		return r;
 	}
 	if (r == 1) {		/* a read of the home's page or of our copy */
+		if (home_of(page) != n.id) {
+			n.copy_hits++;
+			r = frame_use(n.copies, page);
+			if (r)
+				return r;
+		}
 		r = read_body(body_of(page), page, v);
 		if (r)
 			return r;
@@ -1453,7 +1594,8 @@ static int advance(struct slot *sl)
 /* A new read or write on a free slot; -EBUSY if none could start. */
 static int start_op(void)
 {
-	unsigned int p = rand_r(&n.seed) % n.pages;
+	unsigned int p = n.perm ? n.perm[bm_zipf_next(&n.zipf, &n.zseed)] :
+				  rand_r(&n.seed) % n.pages;
 	bool write = (unsigned int)(rand_r(&n.seed) % 100) < n.write_pct;
 	struct slot *sl = free_slot();
 	unsigned int k;
@@ -1815,6 +1957,90 @@ static bool is_quiet(const struct peer *p)
 	return !p->sends && !p->on;
 }
 
+/*
+ * -f, -M: the frames' pools; with -M the node's file in @dir, every page
+ * homed here written to it (the initial 0 and its body), none in a frame.
+ */
+static int frames_init(const char *dir)
+{
+	static const struct bm_tier copy_tier = { copy_in, copy_out, NULL };
+	static const struct bm_tier home_tier = { home_in, home_out, NULL };
+	char path[4096];
+	unsigned int p;
+	int r;
+
+	if (n.frames) {
+		r = bm_pool_create(&n.copies, n.frames, 1, &copy_tier);
+		if (r)
+			return r;
+	}
+	if (!n.home_frames)
+		return 0;
+	r = bm_pool_create(&n.homes, n.home_frames, 1, &home_tier);
+	if (r)
+		return r;
+	if ((size_t)snprintf(path, sizeof(path), "%s/node.%u", dir, n.id) >= sizeof(path))
+		return -ENAMETOOLONG;
+	n.file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (n.file < 0)
+		return -errno;
+	for (p = n.id, r = 0; p < n.pages && !r; p += n.nodes)
+		r = home_out(NULL, p, NULL);
+	n.home_stores = 0;
+	return r;
+}
+
+/*
+ * -f, -M: what the buffer manager's levels did, as JSON lines: the
+ * node's reads and writes (FIX and UNFIX) per second over @ns, their
+ * latency (mean, p50, p99; the abandoned ones left out), and how often
+ * a copy (the node's frames) or the file served.
+ */
+static int frames_report(uint64_t ns)
+{
+	uint64_t *lat = malloc((n.nhist + 1) * sizeof(*lat));
+	long double sum = 0;
+	size_t i, k = 0;
+	unsigned int m;
+
+	if (!lat)
+		return -ENOMEM;
+	for (i = 0; i < n.nhist; i++) {
+		const struct hist *h = &n.hist[i];
+
+		if (h->op.res != UINT64_MAX &&
+		    (h->kind == K_READ || h->kind == K_WRITE || h->kind == K_READ_1S))
+			lat[k++] = h->op.res - h->op.inv;
+	}
+	qsort(lat, k, sizeof(*lat), bm_cmp_u64);
+	for (i = 0; i < k; i++)
+		sum += lat[i];
+	for (m = 0; m < 7; m++) {
+		static const char *const metric[] = {
+			"throughput_ops", "fix_mean_us", "fix_p50_us", "fix_p99_us",
+			"copy_reads", "file_reads", "file_writes" };
+		static const char *const unit[] = {
+			"ops/s", "us", "us", "us", "ops", "pages", "pages" };
+		double v = m == 0 ? n.completed * 1e9 / (double)(ns ? ns : 1) :
+			   m == 1 ? (k ? (double)(sum / k) / 1e3 : 0) :
+			   m == 2 ? (k ? bm_percentile(lat, k, 50) / 1e3 : 0) :
+			   m == 3 ? (k ? bm_percentile(lat, k, 99) / 1e3 : 0) :
+			   m == 4 ? (double)n.copy_hits :
+			   m == 5 ? (double)n.home_loads : (double)n.home_stores;
+
+		printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\","
+		       "\"node\":%u,\"nodes\":%u,\"pages\":%u,\"page_bytes\":%u,"
+		       "\"frames\":%u,\"home_frames\":%u,\"write_pct\":%u,"
+		       "\"zipf_theta\":%.3g,\"inflight\":%u,\"locking\":%d,\"ops\":%lu",
+		       metric[m], v, unit[m], n.id, n.nodes, n.pages, n.page_bytes,
+		       n.frames, n.home_frames, n.write_pct, n.theta, n.inflight,
+		       n.locking, n.completed);
+		bench_json_end(stdout);
+	}
+	free(lat);
+	return 0;
+}
+
 static int addr_of(const char *list, unsigned int i, struct sockaddr_in *sin)
 {
 	char buf[256], *t, *save = NULL;
@@ -1890,15 +2116,15 @@ static bool dies(void)
 
 static int cmd_node(int argc, char **argv)
 {
-	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL;
+	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL, *dir = NULL;
 	unsigned int port = 7900, i;
 	uint64_t last_change = bm_now_ns(), last_count = 0, t0, t1;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int opt, r = 0;
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
-			   .ops = 10000, .seed = 1, .page_bytes = 8 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:")) != -1) {
+			   .ops = 10000, .seed = 1, .page_bytes = 8, .file = -1 };
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:f:M:D:z:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -1925,6 +2151,10 @@ static int cmd_node(int argc, char **argv)
 		case 'R': n.onesided = true; break;
 		case 'S': n.stale = true; break;
 		case 'B': n.page_bytes = bench_opt_u64(PROG, "-B", optarg, 8, PAGE_BYTES_MAX); break;
+		case 'f': n.frames = bench_opt_u64(PROG, "-f", optarg, 4, PAGES_MAX); break;
+		case 'M': n.home_frames = bench_opt_u64(PROG, "-M", optarg, 4, PAGES_MAX); break;
+		case 'D': dir = optarg; break;
+		case 'z': n.theta = bench_opt_double(PROG, "-z", optarg, 0, 0.999); break;
 		case 'l': n.lock_node = bench_opt_u64(PROG, "-l", optarg, 0, COH_NODES_MAX - 1); break;
 		default: return 2;
 		}
@@ -1934,11 +2164,13 @@ static int cmd_node(int argc, char **argv)
 	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided) ||
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
 	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
-	    (n.forge == 14 && n.page_bytes == 8) || n.page_bytes % 8) {
+	    (n.forge == 14 && n.page_bytes == 8) || n.page_bytes % 8 ||
+	    (!n.home_frames != !dir) || (n.home_frames && n.onesided) ||
+	    ((n.frames || n.home_frames) && n.dht)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-B PAGE_BYTES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED]\n"
 			"  [-H FILE] [-d DEV] [-L] [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY]\n"
-			"  [-Z DIE_AFTER] [-T] [-R [-S]]\n");
+			"  [-Z DIE_AFTER] [-T] [-R [-S]] [-f FRAMES] [-M HOME_FRAMES -D DIR] [-z THETA]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -1957,9 +2189,10 @@ static int cmd_node(int argc, char **argv)
 	/* -B: the bodies (one byte more than nothing without it) */
 	n.body_len = n.page_bytes - sizeof(uint64_t);
 	n.msg_len = sizeof(struct bm_msg) + n.body_len;
-	n.outbox_max = n.body_len ? OUTBOX_BYTES / n.msg_len : OUTBOX_MAX;
+	n.outbox_max = OUTBOX_BYTES / n.msg_len < OUTBOX_MAX ? OUTBOX_BYTES / n.msg_len :
+		       OUTBOX_MAX;
 	n.body = calloc((size_t)n.pages * n.body_len + 1, 1);
-	n.pend = calloc((size_t)n.pages * n.nodes * n.body_len + 1, 1);
+	n.pend = calloc((size_t)(n.pages / n.nodes + 1) * n.nodes * n.body_len + 1, 1);
 	n.wbody = calloc((size_t)SLOTS_MAX * n.body_len + 1, 1);
 	n.scratch = calloc(n.body_len + 1, 1);
 	n.rbody = calloc(n.body_len + 1, 1);
@@ -1974,6 +2207,23 @@ static int cmd_node(int argc, char **argv)
 	}
 	for (i = 0; i < n.pages; i++)	/* the initial 0's */
 		body_fill(body_of(i), i, 0);
+	if (n.theta > 0) {	/* the same permutation at every node */
+		uint64_t s = 1;
+
+		n.perm = malloc(n.pages * sizeof(*n.perm));
+		if (!n.perm) {
+			fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
+			return 1;
+		}
+		bm_shuffle(n.perm, n.pages, &s);
+		bm_zipf_init(&n.zipf, n.pages, n.theta);
+		n.zseed = n.seed;
+	}
+	r = frames_init(dir);
+	if (r) {
+		fprintf(stderr, PROG ": node %u: frames (-f, -M): %s\n", n.id, strerror(-r));
+		return 1;
+	}
 	if (n.onesided) {	/* the table, page-aligned: one segment */
 		n.pub_len = (n.pages * n.pub_stride + 4095) & ~(size_t)4095;
 		n.pub = aligned_alloc(4096, n.pub_len);
@@ -2101,6 +2351,14 @@ static int cmd_node(int argc, char **argv)
 	if (n.body_len)
 		fprintf(stderr, PROG ": node %u: pages of %u bytes, %lu bodies checked\n",
 			n.id, n.page_bytes, n.bodies_checked);
+	if (n.copies)
+		fprintf(stderr, PROG ": node %u: frames (-f %u): %lu reads of a copy, %lu copies dropped for a frame\n",
+			n.id, n.frames, n.copy_hits, n.copies_dropped);
+	if (n.homes)
+		fprintf(stderr, PROG ": node %u: home frames (-M %u): %lu pages read from the file, %lu written to it\n",
+			n.id, n.home_frames, n.home_loads, n.home_stores);
+	if ((n.copies || n.homes) && frames_report(bm_now_ns() - t0))
+		return 1;
 	if (n.onesided)
 		fprintf(stderr, PROG ": node %u: %lu one-sided reads, %lu read again (torn)%s\n",
 			n.id, n.reads_1s, n.torn, n.stale ? " (its table stale)" : "");
@@ -2158,6 +2416,13 @@ static int cmd_node(int argc, char **argv)
 	free(n.scratch);
 	free(n.rbody);
 	free(n.msg);
+	free(n.perm);
+	if (n.copies)
+		bm_pool_destroy(n.copies);
+	if (n.homes)
+		bm_pool_destroy(n.homes);
+	if (n.file >= 0)
+		close(n.file);
 	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;
@@ -2396,8 +2661,12 @@ static int cmd_check(int argc, char **argv)
 		nclk[node] = clk;
 		if (hist_one_sided(line))
 			onesided = 1;
-		if (!files)
-			page_bytes = hist_page_bytes(line);
+		if (files && hist_page_bytes(line) != page_bytes) {
+			fprintf(stderr, PROG ": %s: pages of another size (-B) than %s's\n",
+				argv[k], argv[1]);
+			return 2;
+		}
+		page_bytes = hist_page_bytes(line);
 		if (clk.err > clock_err)
 			clock_err = clk.err;
 		if (!pages) {
@@ -2593,7 +2862,8 @@ static int cmd_lat(int argc, char **argv)
 		if (!f || !fgets(line, sizeof(line), f) ||
 		    sscanf(line, "# bm-history 1 node %u nodes %u pages %u ops %zu",
 			   &node, &nn, &np, &cnt) != 4 || !nn || node >= nn ||
-		    !np || np > PAGES_MAX || (files && (nn != nodes || np != pages))) {
+		    !np || np > PAGES_MAX || (files && (nn != nodes || np != pages ||
+						     hist_page_bytes(line) != page_bytes))) {
 			fprintf(stderr, PROG ": %s: not a history of this cluster\n", argv[k]);
 			if (f)
 				fclose(f);

@@ -3,6 +3,7 @@
 #ifndef MRRC_BM_H
 #define MRRC_BM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -22,6 +23,71 @@ static inline uint64_t bm_mix64(uint64_t z)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/* splitmix64: a seeded stream, the same on every machine */
+static inline uint64_t bm_rnd(uint64_t *s)
+{
+	return bm_mix64(*s += 0x9e3779b97f4a7c15ull);
+}
+
+static inline double bm_rnd01(uint64_t *s)
+{
+	return (double)(bm_rnd(s) >> 11) / 9007199254740992.0;	/* 2^53 */
+}
+
+/*
+ * Zipf over [0, n) with skew theta (Gray et al., SIGMOD 1994, as YCSB
+ * draws it): rank 0 the most popular.
+ */
+struct bm_zipf {
+	uint64_t n;
+	double theta, alpha, zetan, eta;
+};
+
+static inline void bm_zipf_init(struct bm_zipf *z, uint64_t n, double theta)
+{
+	double zeta2 = 1.0 + pow(0.5, theta);
+	uint64_t i;
+
+	z->n = n;
+	z->theta = theta;
+	z->zetan = 0;
+	for (i = 1; i <= n; i++)
+		z->zetan += 1.0 / pow((double)i, theta);
+	z->alpha = 1.0 / (1.0 - theta);
+	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) / (1.0 - zeta2 / z->zetan);
+}
+
+static inline uint64_t bm_zipf_next(const struct bm_zipf *z, uint64_t *s)
+{
+	double u = bm_rnd01(s), uz = u * z->zetan;
+	uint64_t r;
+
+	if (uz < 1.0)
+		return 0;
+	if (uz < 1.0 + pow(0.5, z->theta))
+		return 1;
+	r = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+	return r < z->n ? r : z->n - 1;
+}
+
+/*
+ * @perm: 0 .. @n - 1 in an order drawn from @s, so that the popular
+ * ranks of a Zipf draw land anywhere, not on the first pages.
+ */
+static inline void bm_shuffle(uint64_t *perm, uint64_t n, uint64_t *s)
+{
+	uint64_t i, j, t;
+
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n ? n - 1 : 0; i > 0; i--) {
+		j = bm_rnd(s) % (i + 1);
+		t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
 }
 
 /* For qsort() of uint64_t */

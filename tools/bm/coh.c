@@ -231,6 +231,14 @@ void coh_cache_home_failed(struct coh_cache *c, bool *reading, bool *writing)
 	c->state = COH_INVALID;
 }
 
+bool coh_cache_drop(struct coh_cache *c)
+{
+	bool had = c->state != COH_INVALID;
+
+	c->state = COH_INVALID;
+	return had;
+}
+
 int coh_cache_read(struct coh_cache *c, uint64_t *value, struct coh_out *out)
 {
 	out->n = 0;

@@ -155,6 +155,15 @@ int coh_home_node_failed(struct coh_home *h, unsigned int node,
  */
 void coh_cache_home_failed(struct coh_cache *c, bool *reading, bool *writing);
 
+/*
+ * The node needs the copy's frame for another page: the copy is dropped,
+ * without a message.  The home still counts this node as a sharer (or
+ * the owner) and may send it an INVALIDATE, which is acknowledged as for
+ * any copy; the next read asks the home again (which answers a read from
+ * a node it counts already).  True if there was a copy.
+ */
+bool coh_cache_drop(struct coh_cache *c);
+
 const char *coh_home_state_name(enum coh_home_state s);
 
 #endif

@@ -79,53 +79,6 @@ struct run {
 	int stop;			/* (atomic) a thread failed */
 };
 
-/* splitmix64: a seeded stream, the same on every machine */
-static uint64_t rnd(uint64_t *s)
-{
-	return bm_mix64(*s += 0x9e3779b97f4a7c15ull);
-}
-
-static double rnd01(uint64_t *s)
-{
-	return (double)(rnd(s) >> 11) / 9007199254740992.0;	/* 2^53 */
-}
-
-/*
- * Zipf over [0, n) with skew theta (Gray et al., SIGMOD 1994, as YCSB
- * draws it): rank 0 the most popular.
- */
-struct zipf {
-	uint64_t n;
-	double theta, alpha, zetan, eta;
-};
-
-static void zipf_init(struct zipf *z, uint64_t n, double theta)
-{
-	double zeta2 = 1.0 + pow(0.5, theta);
-	uint64_t i;
-
-	z->n = n;
-	z->theta = theta;
-	z->zetan = 0;
-	for (i = 1; i <= n; i++)
-		z->zetan += 1.0 / pow((double)i, theta);
-	z->alpha = 1.0 / (1.0 - theta);
-	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) / (1.0 - zeta2 / z->zetan);
-}
-
-static uint64_t zipf_next(const struct zipf *z, uint64_t *s)
-{
-	double u = rnd01(s), uz = u * z->zetan;
-	uint64_t r;
-
-	if (uz < 1.0)
-		return 0;
-	if (uz < 1.0 + pow(0.5, z->theta))
-		return 1;
-	r = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
-	return r < z->n ? r : z->n - 1;
-}
-
 static int file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -335,7 +288,7 @@ out:
 struct worker {
 	struct run *r;
 	struct bm_pool *pool;
-	const struct zipf *z;
+	const struct bm_zipf *z;
 	const uint64_t *perm;
 	uint64_t *lat, ops, seed;
 	unsigned int conn;		/* its connection to a file server */
@@ -357,8 +310,8 @@ static void *worker_run(void *arg)
 
 	my_conn = w->conn;
 	for (i = 0; i < w->ops && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); i++) {
-		uint64_t page = w->perm[zipf_next(w->z, &s)], a;
-		bool write = rnd(&s) % 100 < r->write_pct, ok;
+		uint64_t page = w->perm[bm_zipf_next(w->z, &s)], a;
+		bool write = bm_rnd(&s) % 100 < r->write_pct, ok;
 		void *frame;
 
 		a = bm_now_ns();
@@ -391,8 +344,8 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		    uint64_t *elapsed)
 {
 	struct worker *w;
-	struct zipf z;
-	uint64_t *perm, s = r->seed, i, t0, done = 0;
+	struct bm_zipf z;
+	uint64_t *perm, s = r->seed, t0, done = 0;
 	unsigned int k, started = 0;
 	int err = 0;
 
@@ -404,15 +357,8 @@ static int run_load(struct run *r, struct bm_pool *pool, uint64_t *lat,
 		return -ENOMEM;
 	}
 	/* the popular pages spread over the file, not its first ones */
-	for (i = 0; i < r->pages; i++)
-		perm[i] = i;
-	for (i = r->pages - 1; i > 0; i--) {
-		uint64_t j = rnd(&s) % (i + 1), t = perm[i];
-
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
-	zipf_init(&z, r->pages, r->theta);
+	bm_shuffle(perm, r->pages, &s);
+	bm_zipf_init(&z, r->pages, r->theta);
 	t0 = bm_now_ns();
 	for (k = 0; k < r->threads; k++) {
 		w[k] = (struct worker){ .r = r, .pool = pool, .z = &z, .perm = perm,

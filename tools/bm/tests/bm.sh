@@ -100,9 +100,16 @@ bad_histories() {
 	status 2 "$b/bm" check "$out/short.hist" &&
 	status 2 "$b/bm" lat "$out/short.hist" &&
 	status 2 "$b/bm" check /nonexistent &&
+	printf '%s\n' '# bm-history 1 node 0 nodes 2 pages 1 ops 0 page_bytes 8' \
+		> "$out/b8.hist" &&
+	printf '%s\n' '# bm-history 1 node 1 nodes 2 pages 1 ops 0 page_bytes 16' \
+		> "$out/b16.hist" &&
+	status 0 "$b/bm" check "$out/b8.hist" &&
+	status 2 "$b/bm" check "$out/b8.hist" "$out/b16.hist" &&
+	status 2 "$b/bm" lat "$out/b8.hist" "$out/b16.hist" &&
 	status 2 "$b/bm" check
 }
-tap "a history that is not one, or cut short, is refused" bad_histories
+tap "a history that is not one, or cut short, or of pages of another size, is refused" bad_histories
 
 # Clocks apart (-T, bm_trio.sh): node 1's clock 5 ms ahead of node 0's.
 # Node 0 writes 1 over [1, 2] ms and holds the page's exclusive lock over
@@ -276,6 +283,30 @@ body_lie() {
 	grep -q 'node 0: Input/output error' "$out/bodylie.0.log"
 }
 tap "a home whose DATA bodies are not their values' is caught by the reader" body_lie
+tap "a node that dies with pages of 4096 bytes: its writes applied with their bodies, the others go on" \
+	died diedB 8710 "-B 4096"
+# The buffer manager's levels (§5): each node keeps at most 8 copies of
+# pages homed elsewhere (-f: its frames, 2Q), each home at most 8 of its
+# own pages in memory (-M: the frames the others read from), the rest in
+# its file (-D); 64 pages of 4 KiB drawn from a Zipf distribution, reads
+# under shared and writes under exclusive locks (FIX and UNFIX).  Every
+# page read back from a file must be its last committed value and body,
+# every read's body its value's, every page linearizable.
+levels() {
+	mkdir -p "$out/files" || return 1
+	o="-P 64 -o 1000 -s 15 -B 4096 -f 8 -M 8 -D $out/files -z 0.9 -x"
+	nodes levels 8980 "$o" "$o" "$o" && bodies levels || return 1
+	for i in 0 1 2; do
+		grep -q "node $i: frames (-f 8): [0-9]* reads of a copy, [1-9][0-9]* copies dropped" \
+			"$out/levels.$i.log" &&
+		grep -q "node $i: home frames (-M 8): [1-9][0-9]* pages read from the file, [1-9][0-9]* written" \
+			"$out/levels.$i.log" &&
+		grep -q '"metric":"fix_p99_us"' "$out/levels.$i.json" || return 1
+	done
+	"$b/bm" check "$out"/levels.?.hist
+}
+tap "the buffer manager's levels: a node's frames (-f), its home's (-M), its home's file (-D); every page linearizable" \
+	levels
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
@@ -296,11 +327,11 @@ locked() {
 }
 tap "locks: reads under shared, writes under exclusive locks, mutually exclusive" locked
 counted() {
-	o="-P 2 -o 200 -s 3 -C -x"
+	o="-P 2 -o 200 -s 3 -C -x -B 512"
 	nodes counted 8810 "$o" "$o" "$o" &&
 	"$b/bm" check "$out"/counted.?.hist
 }
-tap "increments under an exclusive lock: none lost" counted
+tap "increments under an exclusive lock (pages of 512 bytes): none lost" counted
 uncounted() {
 	o="-P 2 -o 200 -s 3 -C"
 	nodes uncounted 8820 "$o" "$o" "$o" || return 1
@@ -598,6 +629,12 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 0 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 12 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 4104 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -D "$out" &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -f 3 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -R &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -f 8 -K 4 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 3 &&

@@ -386,6 +386,15 @@ static void test_cache_table(void **state)
 			assert_int_equal(v, 7);
 			assert_int_equal(c.state, COH_C_SHARED);
 		}
+		/* a copy dropped for its frame: the next read asks the home */
+		coh_cache_init(&c, 1, 0);
+		c.state = s;
+		c.value = 5;
+		assert_int_equal(coh_cache_drop(&c), s != COH_INVALID);
+		assert_int_equal(c.state, COH_INVALID);
+		assert_int_equal(coh_cache_read(&c, &v, &out), 0);
+		assert_int_equal(out.n, 1);
+		assert_int_equal(out.msg[0].type, COH_M_READ);
 		/*
 		 * A write always goes to the home and drops the copy (a read
 		 * meanwhile asks the home); WRITTEN makes it exclusive.
@@ -549,6 +558,8 @@ struct sim {
 	unsigned long done, faults;
 	unsigned int seed;
 	bool bug;	/* node 1 acknowledges invalidations, keeps its copy */
+	bool drops;	/* copies dropped at random (frames needed elsewhere) */
+	unsigned long dropped;
 	unsigned long kill_at;	/* node 2 dies after this many operations */
 	int dead;		/* -1, or the node that died */
 	unsigned long pending;	/* writes whose writer or home died */
@@ -769,6 +780,13 @@ static unsigned long simulate(struct sim *s, unsigned long ops)
 		for (a = 0; a < SIM_NODES; a++)
 			for (b = 0; b < SIM_NODES; b++)
 				pending += s->chan[a][b].n;
+		if (s->drops && rand_r(&s->seed) % 8 == 0) {
+			n = rand_r(&s->seed) % SIM_NODES;
+			p = rand_r(&s->seed) % SIM_PAGES;
+			if ((int)n != s->dead && home_of(p) != n &&
+			    coh_cache_drop(&s->cache[n][p]))
+				s->dropped++;
+		}
 		if (s->done < ops && rand_r(&s->seed) % 3 == 0 &&
 		    start(s, rand_r(&s->seed) % SIM_NODES)) {
 			idle = 0;
@@ -830,6 +848,33 @@ static void test_sim_linearizable(void **state)
 }
 
 /*
+ * Copies dropped at random moments, without a message (a node that
+ * needs the frame: bm node -f): the homes' INVALIDATEs to nodes that
+ * no longer hold a copy are acknowledged, reads ask again, and every
+ * page stays linearizable.
+ */
+static void test_sim_copies_dropped(void **state)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	unsigned long v, ops = env_count("COH_SIM_OPS", 120000) / 2;
+	unsigned int p;
+
+	(void)state;
+	assert_non_null(s);
+	s->seed = 31;
+	s->drops = true;
+	v = simulate(s, ops);
+	for (p = 0; p < SIM_PAGES; p++)
+		assert_int_equal(s->home[p].refused, 0);
+	print_message("%lu operations, %lu copies dropped, %lu not linearizable\n",
+		      s->done, s->dropped, v);
+	assert_true(s->done >= ops);
+	assert_true(s->dropped > ops / 20);
+	assert_int_equal(v, 0);
+	free(s);
+}
+
+/*
  * Node 2 dies in the middle: the others go on with the pages homed
  * elsewhere, every history (with the writes that never completed left
  * open) stays linearizable, and nothing from the dead is refused late.
@@ -885,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_lin_known),
 		cmocka_unit_test(test_lin_vs_brute),
 		cmocka_unit_test(test_sim_linearizable),
+		cmocka_unit_test(test_sim_copies_dropped),
 		cmocka_unit_test(test_sim_node_dies),
 		cmocka_unit_test(test_sim_catches_a_lie),
 	};

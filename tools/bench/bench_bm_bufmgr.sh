@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# BENCH=bm_bufmgr (tools/bench/run.sh, one test VM): the buffer manager
+# put together over the coherence protocol (bm node -f -M -D, issue 18,
+# §5 of the paper).  Three nodes on rxe0, pages of 4 KiB (-B 4096) homed
+# round-robin, each node with BM_FRAMES (16) frames for copies of pages
+# homed elsewhere (-f, 2Q); BM_OPS (2000) operations per node, four in
+# flight, Zipf page choice (-z 0.99, the same popular pages at every
+# node), 10 % writes; working sets of 2, 4 and 8 times the frames
+# (ws_factor; pages = factor x frames).  A page not in the node's frames
+# comes from its home:
+#
+#   tier remote       the home keeps every page it is home to in memory
+#                     (the other nodes' frames, unbounded)
+#   tier file, 9p     the home keeps BM_FRAMES of them in memory (-M) and
+#                     the others in its file (-D) on the host's file
+#                     system through virtio-9p (the closest this testbed
+#                     has to the paper's SSD; BENCH=bm's 9p tier)
+#
+# JSON lines from every node (bm node's, keys node, frames, home_frames,
+# pages, page_bytes, zipf_theta, write_pct, and here tier, file,
+# ws_factor): throughput_ops (the node's reads and writes per second),
+# fix_mean_us, fix_p50_us, fix_p99_us, copy_reads, file_reads,
+# file_writes; and bm check's linearizability_ops and
+# linearizability_violations of each run.
+# JSON lines on stdout; progress on stderr.
+set -eu
+# b, addr, cluster(): three nodes (bm-cluster.sh)
+. tools/bench/bm-cluster.sh
+ops=${BM_OPS:-2000}
+frames=${BM_FRAMES:-16}
+out=/tmp/bm-bufmgr-bench
+files=build/tmp/bm-bufmgr
+mkdir -p $out $files
+port=7200
+for ws in 2 4 8; do
+	pages=$((ws * frames))
+	for tier in remote file; do
+		o="-B 4096 -f $frames -z 0.99"
+		fs=none
+		if [ $tier = file ]; then
+			o="$o -M $frames -D $files"
+			fs=9p
+		fi
+		cluster "$tier$ws" $port "$ops" "$ops" 4 10 "$o"
+		for i in 0 1 2; do
+			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/" \
+				$out/$tier$ws.$i.json
+		done
+		$b/bm check $out/$tier$ws.?.hist |
+			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/"
+		port=$((port + 10))
+	done
+done
+rm -rf $files
