@@ -315,6 +315,8 @@ static struct node {
 	unsigned int frames, home_frames;
 	struct bm_pool *copies, *homes;
 	int file;
+	uint64_t *filed;		/* [pages]: the value the file has */
+	uint64_t work_ns;		/* how long our own operations took */
 	unsigned long copy_hits, copies_dropped, home_loads, home_stores;
 	/*
 	 * -z: the random operations' pages drawn from a Zipf distribution
@@ -409,19 +411,30 @@ static int copy_in(void *arg, uint64_t page, void *buf)
 	return 0;	/* the copy came with the protocol's DATA or WRITTEN */
 }
 
+/*
+ * -f, -M: a body that left its frame, overwritten, so that a path that
+ * read it without bringing the page back would fail the body checks.
+ */
+static void poison(unsigned int page)
+{
+	memset(body_of(page), 0xa5, n.body_len);
+}
+
 static int copy_out(void *arg, uint64_t page, const void *buf)
 {
 	(void)arg;
 	(void)buf;
 	if (coh_cache_drop(&n.cache[page]))
 		n.copies_dropped++;
+	poison(page);
 	return 0;
 }
 
 /*
- * -M: page @page homed here goes to the file (its value and body), or
- * comes back from it into a frame: what the file has must be its last
- * committed value (every page is written there when its frame is taken)
+ * -M: page @page homed here goes to the file (its value and body, unless
+ * the file has that value already: a page only read since), or comes
+ * back from it into a frame: what the file has must be its last
+ * committed value (a page is written there when its frame is taken)
  * and that value's body, or -EIO.
  */
 static int home_io(uint64_t page, bool write)
@@ -429,12 +442,19 @@ static int home_io(uint64_t page, bool write)
 	uint64_t v = n.home[page].value;
 	struct iovec io[2] = { { &v, sizeof(v) }, { body_of(page), n.body_len } };
 	off_t off = (off_t)page * n.page_bytes;
-	ssize_t k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
+	ssize_t k;
 
+	if (write && n.filed[page] == v) {	/* clean */
+		poison(page);
+		return 0;
+	}
+	k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
 	if (k != (ssize_t)n.page_bytes)
 		return k < 0 ? -errno : -EIO;
 	if (write) {
+		n.filed[page] = v;
 		n.home_stores++;
+		poison(page);
 		return 0;
 	}
 	n.home_loads++;
@@ -1307,7 +1327,8 @@ static int peer_failed(unsigned int i)
 		} else if (home_of(p) == n.id) {
 			struct coh_out out = { 0 };
 
-			r = frame_use(n.homes, p);
+			/* a write applied (its body in the page) needs it in memory */
+			r = n.home[p].busy ? frame_use(n.homes, p) : 0;
 			r = r ?: coh_home_node_failed(&n.home[p], i, &out);
 			r = r ?: emit(p, &out);
 		} else if (home_of(p) == i) {
@@ -1496,16 +1517,17 @@ static uint64_t new_value(void)
  * the real one (sent then: one sent before it would be taken as the
  * table, and node 0's READs with its made-up key could fail before the
  * real one came); with -T, a SYNC with a value; with -B, DATA whose
- * bodies are not their values' (one bit flipped, in every DATA it sends).
+ * bodies are not their values' (one bit flipped, in every DATA it sends),
+ * and a WRITE of page 0 (node 0's) whose body is not its value's.
  */
-#define FORGE_KINDS 14u
+#define FORGE_KINDS 15u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
 		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT, 0, BM_EXPORT,
-		BM_SYNC, 0 };
-	uint64_t value = kind == 4 ? new_value() : kind == 13 ? 1 : 0;
+		BM_SYNC, 0, COH_M_WRITE };
+	uint64_t value = kind == 4 || kind == 15 ? new_value() : kind == 13 ? 1 : 0;
 	unsigned int p;
 	int r = 0;
 
@@ -1982,8 +2004,11 @@ static int frames_init(const char *dir)
 	if ((size_t)snprintf(path, sizeof(path), "%s/node.%u", dir, n.id) >= sizeof(path))
 		return -ENAMETOOLONG;
 	n.file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (n.file < 0)
-		return -errno;
+	n.filed = malloc(n.pages * sizeof(*n.filed));
+	if (n.file < 0 || !n.filed)
+		return n.file < 0 ? -errno : -ENOMEM;
+	for (p = 0; p < n.pages; p++)
+		n.filed[p] = UINT64_MAX;	/* no value: never there yet */
 	for (p = n.id, r = 0; p < n.pages && !r; p += n.nodes)
 		r = home_out(NULL, p, NULL);
 	n.home_stores = 0;
@@ -2164,7 +2189,7 @@ static int cmd_node(int argc, char **argv)
 	    (n.dht && (n.locking || n.counter || n.onesided)) || (n.stale && !n.onesided) ||
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
 	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
-	    (n.forge == 14 && n.page_bytes == 8) || n.page_bytes % 8 ||
+	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
 	    (!n.home_frames != !dir) || (n.home_frames && n.onesided) ||
 	    ((n.frames || n.home_frames) && n.dht)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
@@ -2219,11 +2244,6 @@ static int cmd_node(int argc, char **argv)
 		bm_zipf_init(&n.zipf, n.pages, n.theta);
 		n.zseed = n.seed;
 	}
-	r = frames_init(dir);
-	if (r) {
-		fprintf(stderr, PROG ": node %u: frames (-f, -M): %s\n", n.id, strerror(-r));
-		return 1;
-	}
 	if (n.onesided) {	/* the table, page-aligned: one segment */
 		n.pub_len = (n.pages * n.pub_stride + 4095) & ~(size_t)4095;
 		n.pub = aligned_alloc(4096, n.pub_len);
@@ -2245,6 +2265,11 @@ static int cmd_node(int argc, char **argv)
 			lock_init(&n.locks[i]);
 		coh_home_init(&n.home[i], n.id, n.nodes, 0);
 		coh_cache_init(&n.cache[i], n.id, home_of(i));
+	}
+	r = frames_init(dir);	/* the homes' values known: into the file */
+	if (r) {
+		fprintf(stderr, PROG ": node %u: frames (-f, -M): %s\n", n.id, strerror(-r));
+		return 1;
 	}
 	n.fd = mrrc_open(0);
 	if (n.fd < 0) {
@@ -2323,6 +2348,7 @@ static int cmd_node(int argc, char **argv)
 				if (i != n.id && !n.peer[i].dead)
 					r = send_msg(i, BM_DONE, 0, 0);
 			n.sent_done = true;
+			n.work_ns = bm_now_ns() - t0;
 		}
 		r = r ?: progress(100);
 		if (!r && dies())
@@ -2351,13 +2377,22 @@ static int cmd_node(int argc, char **argv)
 	if (n.body_len)
 		fprintf(stderr, PROG ": node %u: pages of %u bytes, %lu bodies checked\n",
 			n.id, n.page_bytes, n.bodies_checked);
-	if (n.copies)
-		fprintf(stderr, PROG ": node %u: frames (-f %u): %lu reads of a copy, %lu copies dropped for a frame\n",
-			n.id, n.frames, n.copy_hits, n.copies_dropped);
+	if (n.copies) {
+		unsigned int held = 0;
+
+		for (i = 0; i < n.pages; i++)
+			held += home_of(i) != n.id && n.cache[i].state != COH_INVALID;
+		fprintf(stderr, PROG ": node %u: frames (-f %u): %lu reads of a copy, %lu copies dropped for a frame, %u held at the end\n",
+			n.id, n.frames, n.copy_hits, n.copies_dropped, held);
+		if (held > n.frames) {
+			fprintf(stderr, PROG ": node %u: more copies than frames\n", n.id);
+			return 1;
+		}
+	}
 	if (n.homes)
 		fprintf(stderr, PROG ": node %u: home frames (-M %u): %lu pages read from the file, %lu written to it\n",
 			n.id, n.home_frames, n.home_loads, n.home_stores);
-	if ((n.copies || n.homes) && frames_report(bm_now_ns() - t0))
+	if ((n.copies || n.homes) && frames_report(n.work_ns))
 		return 1;
 	if (n.onesided)
 		fprintf(stderr, PROG ": node %u: %lu one-sided reads, %lu read again (torn)%s\n",
@@ -2417,6 +2452,7 @@ static int cmd_node(int argc, char **argv)
 	free(n.rbody);
 	free(n.msg);
 	free(n.perm);
+	free(n.filed);
 	if (n.copies)
 		bm_pool_destroy(n.copies);
 	if (n.homes)

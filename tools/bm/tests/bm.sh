@@ -292,21 +292,29 @@ tap "a node that dies with pages of 4096 bytes: its writes applied with their bo
 # under shared and writes under exclusive locks (FIX and UNFIX).  Every
 # page read back from a file must be its last committed value and body,
 # every read's body its value's, every page linearizable.
-levels() {
-	mkdir -p "$out/files" || return 1
-	o="-P 64 -o 1000 -s 15 -B 4096 -f 8 -M 8 -D $out/files -z 0.9 -x"
-	nodes levels 8980 "$o" "$o" "$o" && bodies levels || return 1
+levels() {	# levels NAME PORT FRAMES [OPTIONS]
+	mkdir -p "$out/files.$1" || return 1
+	o="-P 64 -o 1000 -s 15 -B 4096 -f $3 -M $3 -D $out/files.$1 -z 0.9 ${4:-}"
+	nodes "$1" "$2" "$o" "$o" "$o" && bodies "$1" || return 1
 	for i in 0 1 2; do
-		grep -q "node $i: frames (-f 8): [0-9]* reads of a copy, [1-9][0-9]* copies dropped" \
-			"$out/levels.$i.log" &&
-		grep -q "node $i: home frames (-M 8): [1-9][0-9]* pages read from the file, [1-9][0-9]* written" \
-			"$out/levels.$i.log" &&
-		grep -q '"metric":"fix_p99_us"' "$out/levels.$i.json" || return 1
+		grep -q "node $i: frames (-f $3): [0-9]* reads of a copy, [1-9][0-9]* copies dropped" \
+			"$out/$1.$i.log" &&
+		grep -q "node $i: home frames (-M $3): [1-9][0-9]* pages read from the file, [1-9][0-9]* written" \
+			"$out/$1.$i.log" &&
+		grep -q '"metric":"fix_p99_us"' "$out/$1.$i.json" || return 1
 	done
-	"$b/bm" check "$out"/levels.?.hist
+	"$b/bm" check "$out/$1".?.hist
 }
 tap "the buffer manager's levels: a node's frames (-f), its home's (-M), its home's file (-D); every page linearizable" \
-	levels
+	levels levels 8980 8 -x
+tap "the same without locks, 4 frames each: copies dropped while their invalidations and reads race" \
+	levels levelsnl 8990 4
+died_levels() {
+	mkdir -p "$out/files.dl" &&
+	died diedlevels 8720 "-B 4096 -P 64 -f 4 -M 4 -D $out/files.dl -z 0.9"
+}
+tap "a node that dies under the buffer manager's levels: the others go on, every page linearizable" \
+	died_levels
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
@@ -419,9 +427,12 @@ forgeries() {
 	forged 11 8640 -o 50 -R &&
 	# with -R, a second EXPORT; with -T, a SYNC with a value
 	forged 12 8650 -o 50 -R &&
-	forged 13 8660 -o 50 -T
+	forged 13 8660 -o 50 -T &&
+	# with -B, a WRITE whose body is not its value's
+	forged 15 8670 -o 50 -B 64 &&
+	grep -q "node 0: node 1's WRITE of page 0: a body that is not" "$out/forge15.0.log"
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole, a WRITE whose body is not its value's)" \
 	forgeries
 
 
@@ -624,8 +635,9 @@ refusals() {
 	status 2 "$b/bm" fix -t file -f "$out/x" -o 3 -j 4 &&
 	status 1 "$b/bm" fix -t remote -f "$out/x" -M 127.0.0.1:1 &&
 	status 1 "$b/bm" fix -t file -f /nonexistent/x &&
-	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 15 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -X 16 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 14 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 15 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 0 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 12 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -B 4104 &&
@@ -634,6 +646,7 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -f 3 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -R &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -f 8 -K 4 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
