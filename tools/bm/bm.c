@@ -432,10 +432,13 @@ static int copy_out(void *arg, uint64_t page, const void *buf)
 
 /*
  * -M: page @page homed here goes to the file (its value and body, unless
- * the file has that value already: a page only read since), or comes
- * back from it into a frame: what the file has must be its last
- * committed value (a page is written there when its frame is taken)
- * and that value's body, or -EIO.
+ * the file has that value already), or comes back from it into a frame:
+ * what the file has must be its last committed value (a page is written
+ * there when its frame is taken) and that value's body, or -EIO.  The
+ * file having the value means having the body: every body this
+ * workload writes is body_fill() of its page and value (a WRITE whose
+ * body is not is refused where it comes in), so a page back at a value
+ * it had (-C without -x loses updates) has the same body again.
  */
 static int home_io(uint64_t page, bool write)
 {
@@ -2004,9 +2007,11 @@ static int frames_init(const char *dir)
 	if ((size_t)snprintf(path, sizeof(path), "%s/node.%u", dir, n.id) >= sizeof(path))
 		return -ENAMETOOLONG;
 	n.file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (n.file < 0)
+		return -errno;
 	n.filed = malloc(n.pages * sizeof(*n.filed));
-	if (n.file < 0 || !n.filed)
-		return n.file < 0 ? -errno : -ENOMEM;
+	if (!n.filed)
+		return -ENOMEM;
 	for (p = 0; p < n.pages; p++)
 		n.filed[p] = UINT64_MAX;	/* no value: never there yet */
 	for (p = n.id, r = 0; p < n.pages && !r; p += n.nodes)
