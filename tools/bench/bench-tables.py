@@ -762,11 +762,12 @@ def t_bm_pages(datadir):
 
 def t_bm_bufmgr(datadir):
     """The buffer manager put together (BENCH=bm_bufmgr, `bm node -f -M
-    -D`, in data/bm-bufmgr.jsonl): per working set, the three nodes'
+    -D|-F`, in data/bm-bufmgr.jsonl): per working set, the three nodes'
     reads and writes per second (summed) and the slowest node's p99,
-    with every page kept in its home's memory (tier remote) against
-    homes that keep as many as a node's frames and the rest in a file
-    on 9p (tier file), and the check of both runs' histories."""
+    with every page kept in its home's memory (tier memory) against
+    homes that keep as many as a node's frames and spill the rest to
+    another node's memory (tier remote) or to a file on 9p (tier file),
+    and the check of every run's histories."""
     rows = load(datadir, "bm-bufmgr")
     body = []
     for ws in sorted({r["ws_factor"] for r in rows if "ws_factor" in r}):
@@ -774,7 +775,7 @@ def t_bm_bufmgr(datadir):
             return [r for r in rows if r.get("ws_factor") == ws and r.get("tier") == tier
                     and r["metric"] == metric]
         cells, ops = None, {}
-        for tier in ("remote", "file"):
+        for tier in ("memory", "remote", "file"):
             thr = node_rows(tier, "throughput_ops")
             p99 = node_rows(tier, "fix_p99_us")
             if not thr or not p99:
@@ -783,18 +784,19 @@ def t_bm_bufmgr(datadir):
                 cells = [f"{ws}× ({thr[0]['pages']})", grouped(thr[0]["frames"])]
             ops[tier] = sum(r["value"] for r in thr)
             cells += [grouped(ops[tier]), f"{max(r['value'] for r in p99):.0f}"]
-            if tier == "file":
-                cells.append(grouped(sum(r["value"] for r in node_rows(tier, "file_reads"))))
+        cells.append(grouped(sum(r["value"] for r in node_rows("file", "file_reads"))))
         bad = sum(r["value"] for r in rows if r.get("ws_factor") == ws
                   and r["metric"] == "linearizability_violations")
         checked = sum(r["value"] for r in rows if r.get("ws_factor") == ws
                       and r["metric"] == "linearizability_ops")
-        body.append(cells + [ratio(ops["file"], ops["remote"]), grouped(checked),
+        body.append(cells + [ratio(ops["remote"], ops["memory"]),
+                             ratio(ops["file"], ops["remote"]), grouped(checked),
                              grouped(bad)])
     if not body:
         raise DataError("bm-bufmgr: no lines")
-    return table(["working set (pages)", "frames", "remote ops/s", "p99 µs",
-                  "file ops/s", "p99 µs", "pages from the file", "file ÷ remote",
+    return table(["working set (pages)", "frames", "memory ops/s", "p99 µs",
+                  "remote ops/s", "p99 µs", "file ops/s", "p99 µs",
+                  "pages spilled back", "remote ÷ memory", "file ÷ remote",
                   "ops checked", "not linearizable"], body) + where(rows)
 
 

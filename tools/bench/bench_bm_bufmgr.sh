@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # BENCH=bm_bufmgr (tools/bench/run.sh, one test VM): the buffer manager
-# put together over the coherence protocol (bm node -f -M -D, issue 18,
+# put together over the coherence protocol (bm node -f -M -D|-F, issue 18,
 # §5 of the paper).  Three nodes on rxe0, pages of 4 KiB (-B 4096) homed
 # round-robin, each node with BM_FRAMES (16) frames for copies of pages
 # homed elsewhere (-f, 2Q); BM_OPS (2000) operations per node, four in
@@ -10,8 +10,13 @@
 # (ws_factor; pages = factor x frames).  A page not in the node's frames
 # comes from its home:
 #
-#   tier remote       the home keeps every page it is home to in memory
-#                     (the other nodes' frames, unbounded)
+#   tier memory       the home keeps every page it is home to in memory
+#                     (the other nodes' frames, unbounded): no spill
+#   tier remote       the home keeps BM_FRAMES of them in memory (-M) and
+#                     spills the others to another node's memory: one
+#                     file for the three homes at a file server (bm
+#                     fserve, -F) on the guest's tmpfs, read and written
+#                     with RDMA READs and WRITEs (-m) through rxe0
 #   tier file, 9p     the home keeps BM_FRAMES of them in memory (-M) and
 #                     the others in its file (-D) on the host's file
 #                     system through virtio-9p (the closest this testbed
@@ -33,15 +38,25 @@ out=/tmp/bm-bufmgr-bench
 files=build/tmp/bm-bufmgr
 mkdir -p $out $files
 port=7200
+spill=$(mktemp /tmp/bm-bufmgr.XXXXXX)
+$b/bm fserve -a $addr -p 7190 -f "$spill" -s $((8 * frames * 4096)) -I 600 \
+	2> $out/fserve.log &
+fsrv=$!
+k=0
+until grep -q serving $out/fserve.log; do
+	k=$((k + 1))
+	[ $k -lt 100 ] || { cat $out/fserve.log >&2; exit 1; }
+	sleep 0.1
+done
 for ws in 2 4 8; do
 	pages=$((ws * frames))
-	for tier in remote file; do
+	for tier in memory remote file; do
 		o="-B 4096 -f $frames -z 0.99"
-		fs=none
-		if [ $tier = file ]; then
-			o="$o -M $frames -D $files"
-			fs=9p
-		fi
+		case $tier in
+		memory) fs=none ;;
+		remote) o="$o -M $frames -F $addr:7190 -m" fs=fserve_rdma ;;
+		file) o="$o -M $frames -D $files" fs=9p ;;
+		esac
 		cluster "$tier$ws" $port "$ops" "$ops" 4 10 "$o"
 		for i in 0 1 2; do
 			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/" \
@@ -49,7 +64,10 @@ for ws in 2 4 8; do
 		done
 		$b/bm check $out/$tier$ws.?.hist |
 			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/"
-		port=$((port + 10))
+		port=$((port + 100))
 	done
 done
-rm -rf $files
+kill $fsrv
+wait $fsrv
+cat $out/fserve.log >&2
+rm -rf $files "$spill"

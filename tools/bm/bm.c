@@ -15,6 +15,9 @@
  *	table on it, this node the access node of KEYS keys.  With -x, a
  *	shared lock around every read and an exclusive one around every
  *	write, at lock node -l (lock.c); -C, every operation an increment.
+ *	The buffer manager's levels: -f, a node's frames for copies; -M,
+ *	a home's frames for its own pages, the rest in its file, in -D DIR
+ *	or at a file server (bm fserve), -F ADDR[:PORT] (-m: one-sided).
  *   bm check FILE...
  *	merges the histories (of processes on one machine: one clock) and
  *	checks every page's with lin_check(): JSON lines with
@@ -310,14 +313,20 @@ static struct node {
 	 * others in the node's file, DIR/node.ID (each page's value and body
 	 * at page * page_bytes), read back when the protocol needs one and
 	 * written when its frame is taken.  A page is found in the node's
-	 * frames, else in its home's, else in its home's file.
+	 * frames, else in its home's, else in its home's file.  With -F
+	 * instead of -D, the file is on another node (bm fserve; FReadF and
+	 * FPrintF, rfile.c), one for every home, each page at the same
+	 * place; with -m, read and written there with RDMA READs and WRITEs
+	 * if the server's file allows (tmpfs), READs alone if not.
 	 */
 	unsigned int frames, home_frames;
 	struct bm_pool *copies, *homes;
 	int file;
+	struct rfile *rf;
+	uint8_t *iobuf;			/* -F: a page as it is in the file */
 	uint64_t *filed;		/* [pages]: the value the file has */
 	uint64_t work_ns;		/* how long our own operations took */
-	unsigned long copy_hits, copies_dropped, home_loads, home_stores;
+	unsigned long copy_hits, home_reads, copies_dropped, home_loads, home_stores;
 	/*
 	 * -z: the random operations' pages drawn from a Zipf distribution
 	 * of this skew, its popular pages scattered by a permutation that
@@ -446,14 +455,30 @@ static int home_io(uint64_t page, bool write)
 	struct iovec io[2] = { { &v, sizeof(v) }, { body_of(page), n.body_len } };
 	off_t off = (off_t)page * n.page_bytes;
 	ssize_t k;
+	int r;
 
 	if (write && n.filed[page] == v) {	/* clean */
 		poison(page);
 		return 0;
 	}
-	k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
-	if (k != (ssize_t)n.page_bytes)
-		return k < 0 ? -errno : -EIO;
+	if (n.rf) {
+		if (write) {
+			memcpy(n.iobuf, &v, sizeof(v));
+			memcpy(n.iobuf + sizeof(v), body_of(page), n.body_len);
+		}
+		r = write ? rfile_write(n.rf, off, n.iobuf, n.page_bytes) :
+			    rfile_read(n.rf, off, n.iobuf, n.page_bytes);
+		if (r)
+			return r;
+		if (!write) {
+			memcpy(&v, n.iobuf, sizeof(v));
+			memcpy(body_of(page), n.iobuf + sizeof(v), n.body_len);
+		}
+	} else {
+		k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
+		if (k != (ssize_t)n.page_bytes)
+			return k < 0 ? -errno : -EIO;
+	}
 	if (write) {
 		n.filed[page] = v;
 		n.home_stores++;
@@ -1493,6 +1518,8 @@ static int issue(struct slot *sl, bool write, unsigned int page, uint64_t v)
 			r = frame_use(n.copies, page);
 			if (r)
 				return r;
+		} else {
+			n.home_reads++;
 		}
 		r = read_body(body_of(page), page, v);
 		if (r)
@@ -1983,8 +2010,35 @@ static bool is_quiet(const struct peer *p)
 }
 
 /*
- * -f, -M: the frames' pools; with -M the node's file in @dir, every page
- * homed here written to it (the initial 0 and its body), none in a frame.
+ * -F: the homes' file at the file server @addr:@port, on device @dev,
+ * mapped for one-sided READs (and WRITEs where the server allows) with
+ * @map.  Every home writes its pages there at the same places: the file
+ * must hold them all (the server refuses a range past its end, EINVAL).
+ */
+static int fserve_open(const char *dev, const char *addr, unsigned int port, bool map)
+{
+	int r;
+
+	n.iobuf = malloc(n.page_bytes);
+	if (!n.iobuf)
+		return -ENOMEM;
+	r = rfile_open(&n.rf, bench_device(dev), addr, port);
+	if (r || !map)
+		return r;
+	r = rfile_map(n.rf, true);
+	if (r == -EOPNOTSUPP)	/* not on tmpfs: written through the server */
+		r = rfile_map(n.rf, false);
+	if (r)
+		return r;
+	fprintf(stderr, PROG ": node %u: the file at %s:%u mapped, %llu bytes\n",
+		n.id, addr, port, (unsigned long long)rfile_mapped(n.rf));
+	return 0;
+}
+
+/*
+ * -f, -M: the frames' pools; with -M the node's file in @dir (or at the
+ * file server, -F, already open), every page homed here written to it
+ * (the initial 0 and its body), none in a frame.
  */
 static int frames_init(const char *dir)
 {
@@ -2004,10 +2058,11 @@ static int frames_init(const char *dir)
 	r = bm_pool_create(&n.homes, n.home_frames, 1, &home_tier);
 	if (r)
 		return r;
-	if ((size_t)snprintf(path, sizeof(path), "%s/node.%u", dir, n.id) >= sizeof(path))
+	if (!n.rf &&
+	    (size_t)snprintf(path, sizeof(path), "%s/node.%u", dir, n.id) >= sizeof(path))
 		return -ENAMETOOLONG;
-	n.file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (n.file < 0)
+	n.file = n.rf ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!n.rf && n.file < 0)
 		return -errno;
 	n.filed = malloc(n.pages * sizeof(*n.filed));
 	if (!n.filed)
@@ -2024,7 +2079,9 @@ static int frames_init(const char *dir)
  * -f, -M: what the buffer manager's levels did, as JSON lines: the
  * node's reads and writes (FIX and UNFIX) per second over @ns, their
  * latency (mean, p50, p99; the abandoned ones left out), and how often
- * a copy (the node's frames) or the file served.
+ * a copy (the node's frames), the node's own home pages (reads answered
+ * without a message: with the copies', what sits below the p50 or not)
+ * or the file served.
  */
 static int frames_report(uint64_t ns)
 {
@@ -2045,18 +2102,19 @@ static int frames_report(uint64_t ns)
 	qsort(lat, k, sizeof(*lat), bm_cmp_u64);
 	for (i = 0; i < k; i++)
 		sum += lat[i];
-	for (m = 0; m < 7; m++) {
+	for (m = 0; m < 8; m++) {
 		static const char *const metric[] = {
 			"throughput_ops", "fix_mean_us", "fix_p50_us", "fix_p99_us",
-			"copy_reads", "file_reads", "file_writes" };
+			"copy_reads", "home_reads", "file_reads", "file_writes" };
 		static const char *const unit[] = {
-			"ops/s", "us", "us", "us", "ops", "pages", "pages" };
+			"ops/s", "us", "us", "us", "ops", "ops", "pages", "pages" };
 		double v = m == 0 ? n.completed * 1e9 / (double)(ns ? ns : 1) :
 			   m == 1 ? (k ? (double)(sum / k) / 1e3 : 0) :
 			   m == 2 ? (k ? bm_percentile(lat, k, 50) / 1e3 : 0) :
 			   m == 3 ? (k ? bm_percentile(lat, k, 99) / 1e3 : 0) :
 			   m == 4 ? (double)n.copy_hits :
-			   m == 5 ? (double)n.home_loads : (double)n.home_stores;
+			   m == 5 ? (double)n.home_reads :
+			   m == 6 ? (double)n.home_loads : (double)n.home_stores;
 
 		printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\","
 		       "\"node\":%u,\"nodes\":%u,\"pages\":%u,\"page_bytes\":%u,"
@@ -2147,14 +2205,16 @@ static bool dies(void)
 static int cmd_node(int argc, char **argv)
 {
 	const char *addr = NULL, *peers = NULL, *dev = NULL, *out = NULL, *dir = NULL;
-	unsigned int port = 7900, i;
+	const char *fsrv = NULL;
+	unsigned int port = 7900, fport = 7960, i;
+	bool map = false;
 	uint64_t last_change = bm_now_ns(), last_count = 0, t0, t1;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int opt, r = 0;
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1, .page_bytes = 8, .file = -1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:f:M:D:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:f:M:D:F:mz:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -2184,6 +2244,10 @@ static int cmd_node(int argc, char **argv)
 		case 'f': n.frames = bench_opt_u64(PROG, "-f", optarg, 4, PAGES_MAX); break;
 		case 'M': n.home_frames = bench_opt_u64(PROG, "-M", optarg, 4, PAGES_MAX); break;
 		case 'D': dir = optarg; break;
+		case 'F':
+			fsrv = bm_opt_addr(PROG, "-F", optarg, &fport);
+			break;
+		case 'm': map = true; break;
 		case 'z': n.theta = bench_opt_double(PROG, "-z", optarg, 0, 0.999); break;
 		case 'l': n.lock_node = bench_opt_u64(PROG, "-l", optarg, 0, COH_NODES_MAX - 1); break;
 		default: return 2;
@@ -2195,12 +2259,14 @@ static int cmd_node(int argc, char **argv)
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
 	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
 	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
-	    (!n.home_frames != !dir) || (n.home_frames && n.onesided) ||
+	    (!n.home_frames != !(dir || fsrv)) || (dir && fsrv) || (map && !fsrv) ||
+	    (n.home_frames && n.onesided) ||
 	    ((n.frames || n.home_frames) && n.dht)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-B PAGE_BYTES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED]\n"
 			"  [-H FILE] [-d DEV] [-L] [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY]\n"
-			"  [-Z DIE_AFTER] [-T] [-R [-S]] [-f FRAMES] [-M HOME_FRAMES -D DIR] [-z THETA]\n");
+			"  [-Z DIE_AFTER] [-T] [-R [-S]] [-f FRAMES] [-M HOME_FRAMES -D DIR|-F ADDR[:PORT] [-m]]\n"
+			"  [-z THETA]\n");
 		return 2;
 	}
 	bench_init(PROG, dev);
@@ -2270,6 +2336,12 @@ static int cmd_node(int argc, char **argv)
 			lock_init(&n.locks[i]);
 		coh_home_init(&n.home[i], n.id, n.nodes, 0);
 		coh_cache_init(&n.cache[i], n.id, home_of(i));
+	}
+	r = fsrv ? fserve_open(dev, fsrv, fport, map) : 0;
+	if (r) {
+		fprintf(stderr, PROG ": node %u: the file at %s:%u (-F): %s\n", n.id, fsrv,
+			fport, strerror(-r));
+		return 1;
 	}
 	r = frames_init(dir);	/* the homes' values known: into the file */
 	if (r) {
@@ -2464,6 +2536,9 @@ static int cmd_node(int argc, char **argv)
 		bm_pool_destroy(n.homes);
 	if (n.file >= 0)
 		close(n.file);
+	if (n.rf)
+		rfile_close(n.rf);
+	free(n.iobuf);
 	galloc_destroy(&n.ga);
 	free(n.hist);
 	return 0;

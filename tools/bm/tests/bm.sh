@@ -292,9 +292,9 @@ tap "a node that dies with pages of 4096 bytes: its writes applied with their bo
 # under shared and writes under exclusive locks (FIX and UNFIX).  Every
 # page read back from a file must be its last committed value and body,
 # every read's body its value's, every page linearizable.
-levels() {	# levels NAME PORT FRAMES [OPTIONS]
+levels() {	# levels NAME PORT FRAMES [OPTIONS [FILE_OPTIONS]]
 	mkdir -p "$out/files.$1" || return 1
-	o="-P 64 -o 1000 -s 15 -B 4096 -f $3 -M $3 -D $out/files.$1 -z 0.9 ${4:-}"
+	o="-P 64 -o 1000 -s 15 -B 4096 -f $3 -M $3 ${5:--D $out/files.$1} -z 0.9 ${4:-}"
 	nodes "$1" "$2" "$o" "$o" "$o" && bodies "$1" || return 1
 	for i in 0 1 2; do
 		grep -q "node $i: frames (-f $3): [0-9]* reads of a copy, [1-9][0-9]* copies dropped" \
@@ -315,6 +315,40 @@ died_levels() {
 }
 tap "a node that dies under the buffer manager's levels: the others go on, every page linearizable" \
 	died_levels
+# The homes' file on another node (-F: bm fserve, FReadF and FPrintF),
+# one file for the three homes, each page at its place; then read and
+# written with RDMA READs and WRITEs (-m: the server's file on tmpfs).
+# A server whose file cannot hold every page refuses the writes past
+# its end (EINVAL), and the node stops before it starts.
+levels_fserve() {
+	lfile=$(mktemp /tmp/bm-levels.XXXXXX)
+	sfile=$(mktemp /tmp/bm-small.XXXXXX)
+	"$b/bm" fserve -a $addr -p 9300 -f "$lfile" -s $((64 * 4096)) -I 600 \
+		> "$out/fserve-lv.log" 2>&1 &
+	lsrv=$!
+	"$b/bm" fserve -a $addr -p 9302 -f "$sfile" -s $((32 * 4096)) \
+		> "$out/fserve-small.log" 2>&1 &
+	ssrv=$!
+	st=0
+	{ waitfor "$out/fserve-lv.log" serving && waitfor "$out/fserve-small.log" serving &&
+	  levels levelsf 9100 8 -x "-F $addr:9300" &&
+	  levels levelsfm 9200 4 "" "-F $addr:9300 -m" &&
+	  grep -c "node [012]: the file at $addr:9300 mapped, 262144 bytes" \
+		"$out"/levelsfm.?.log | grep -c ':1$' | grep -qx 3 &&
+	  "$b/bm" node -i 2 -n 3 -a $addr -p 9250 -P 64 -B 4096 -M 4 -F $addr:9302 -m \
+		> /dev/null 2> "$out/fsmall.log"
+	  [ $? = 1 ] && cat "$out/fsmall.log" &&
+	  grep -q 'node 2: frames (-f, -M): Invalid argument' "$out/fsmall.log"; } || st=1
+	kill $lsrv $ssrv
+	wait $lsrv || st=1
+	wait $ssrv || st=1
+	cat "$out/fserve-lv.log" "$out/fserve-small.log"
+	rm -f "$lfile" "$sfile"
+	[ $st = 0 ] && grep -q '6 clients (0 turned away, 0 timed out, 3 mapped, 3 of them writable)' \
+		"$out/fserve-lv.log"
+}
+tap "the buffer manager's levels with the homes' file on another node (bm fserve, -F), then one-sided (-m); a file too small refused" \
+	levels_fserve
 # The locks (-x): every read under its page's shared lock and every
 # write under its exclusive one, at lock node 0; bm check also checks
 # that no exclusive hold overlapped another (one clock).  Then every
@@ -647,6 +681,9 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -R &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -f 8 -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -K 4 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -F $addr &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -m &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -F $addr &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
