@@ -326,7 +326,8 @@ static struct node {
 	uint8_t *iobuf;			/* -F: a page as it is in the file */
 	uint64_t *filed;		/* [pages]: the value the file has */
 	uint64_t work_ns;		/* how long our own operations took */
-	unsigned long copy_hits, home_reads, copies_dropped, home_loads, home_stores;
+	unsigned long copy_hits, home_reads, copies_dropped, copies_invalidated;
+	unsigned long home_loads, home_stores;
 	/*
 	 * -z: the random operations' pages drawn from a Zipf distribution
 	 * of this skew, its popular pages scattered by a permutation that
@@ -1234,6 +1235,18 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 			c->state = keep.state;	/* the lie: the copy stays */
 			c->value = keep.value;
 			n.lies++;
+		}
+		/* -f: an invalidated copy's frame is free at once, its body poisoned */
+		if (r >= 0 && n.copies && m->type == COH_M_INVALIDATE &&
+		    keep.state != COH_INVALID && c->state == COH_INVALID) {
+			int d = bm_pool_discard(n.copies, m->page);
+
+			if (!d) {
+				n.copies_invalidated++;
+				poison(m->page);
+			} else if (d != -ENOENT) {	/* (-ENOENT: never kept) */
+				r = d;
+			}
 		}
 		/* a read's answer: its body, the copy's if it is kept (-f: in a frame) */
 		if (r == 1 && m->type == COH_M_DATA) {
@@ -2459,8 +2472,8 @@ static int cmd_node(int argc, char **argv)
 
 		for (i = 0; i < n.pages; i++)
 			held += home_of(i) != n.id && n.cache[i].state != COH_INVALID;
-		fprintf(stderr, PROG ": node %u: frames (-f %u): %lu reads of a copy, %lu copies dropped for a frame, %u held at the end\n",
-			n.id, n.frames, n.copy_hits, n.copies_dropped, held);
+		fprintf(stderr, PROG ": node %u: frames (-f %u): %lu reads of a copy, %lu copies dropped for a frame, %u held at the end, %lu frames freed by invalidations\n",
+			n.id, n.frames, n.copy_hits, n.copies_dropped, held, n.copies_invalidated);
 		if (held > n.frames) {
 			fprintf(stderr, PROG ": node %u: more copies than frames\n", n.id);
 			return 1;

@@ -430,6 +430,30 @@ void bm_pool_stats(struct bm_pool *p, struct bm_pool_stats *st)
 	pthread_mutex_unlock(&p->lock);
 }
 
+int bm_pool_discard(struct bm_pool *p, uint64_t page)
+{
+	struct frame *x;
+	int i, r = 0;
+
+	pthread_mutex_lock(&p->lock);
+	i = lookup(p, page);
+	x = i < 0 ? NULL : &p->f[i];
+	if (!x) {
+		r = -ENOENT;
+	} else if (x->fixes || x->io || x->xwait) {
+		r = -EBUSY;
+	} else {
+		list_del(p, i);
+		hash_del(p, i);
+		x->used = false;
+		x->dirty = false;
+		p->st.discards++;
+		pthread_cond_broadcast(&p->changed);	/* a frame free */
+	}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
 int bm_pool_where(struct bm_pool *p, uint64_t page)
 {
 	int i, w;

@@ -43,6 +43,7 @@ struct bm_tier {
 
 struct bm_pool_stats {
 	uint64_t hits, misses, evictions, writebacks;
+	uint64_t discards;	/* bm_pool_discard()s that freed a frame */
 	uint64_t to_am;		/* pages promoted from A1out's memory */
 	uint64_t waits;		/* bm_fix_wait()s' waits (each wake-up) */
 	uint64_t waiting;	/* bm_fix_wait()s waiting now */
@@ -74,6 +75,14 @@ int bm_unfix(struct bm_pool *p, uint64_t page, bool dirty);
  * exclusively (its bytes may be changing).
  */
 int bm_flush(struct bm_pool *p);
+/*
+ * The page's contents are no longer valid (a copy invalidated by its
+ * home): its frame is free, nothing written back, dirty or not, and the
+ * page is not remembered in A1out (it did not leave for want of room).
+ * 0, -ENOENT if it is in no frame, -EBUSY if it is fixed, waited for by
+ * an exclusive FIX, or being read or written.
+ */
+int bm_pool_discard(struct bm_pool *p, uint64_t page);
 void bm_pool_stats(struct bm_pool *p, struct bm_pool_stats *st);
 /* Where a page is: 0 not in a frame, 1 in A1in, 2 in Am (for tests). */
 int bm_pool_where(struct bm_pool *p, uint64_t page);

@@ -3,7 +3,8 @@
  * The buffer manager's frames (pool.c): FIX/UNFIX modes, fixed frames
  * never taken, 2Q's lists and its resistance to a scan (against LRU),
  * every FIX seeing the last UNFIXed contents with dirty pages written
- * back, the tier's errors losing nothing, and threads sharing a pool.
+ * back, a discarded page's frame freed, the tier's errors losing
+ * nothing, and threads sharing a pool.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -122,6 +123,53 @@ static void test_fixed_stay(void **state)
 		assert_int_equal(bm_pool_where(p, i), i == 5 ? 0 : 1);
 	bm_pool_stats(p, &st);
 	assert_int_equal(st.evictions, 1);
+	bm_pool_destroy(p);
+}
+
+/*
+ * A discarded page (a copy its home invalidated) frees its frame without
+ * a write-back, dirty or not, and without a place in A1out: the next
+ * page takes the free frame (no eviction), and the discarded page comes
+ * back from the tier into A1in, not Am.  A fixed page is not discarded.
+ */
+static void test_discard(void **state)
+{
+	static struct store s;
+	struct bm_pool *p = make(&s, 4);
+	struct bm_pool_stats st;
+	unsigned int i;
+	void *f;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(bm_fix(p, i, true, &f), 0);
+		memset(f, 0x40 + i, PSIZE);
+		assert_int_equal(bm_unfix(p, i, true), 0);
+	}
+	assert_int_equal(bm_fix(p, 1, false, &f), 0);
+	assert_int_equal(bm_pool_discard(p, 1), -EBUSY);
+	assert_int_equal(bm_unfix(p, 1, false), 0);
+	assert_int_equal(bm_pool_discard(p, 2), 0);
+	assert_int_equal(bm_pool_discard(p, 2), -ENOENT);
+	assert_int_equal(bm_pool_discard(p, 9), -ENOENT);
+	assert_int_equal(bm_pool_where(p, 2), 0);
+	assert_int_equal(s.writes[2], 0);		/* dropped, not written */
+	touch(p, 5);					/* into the free frame */
+	bm_pool_stats(p, &st);
+	assert_int_equal(st.discards, 1);
+	assert_int_equal(st.evictions, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(bm_pool_where(p, i), i == 2 ? 0 : 1);
+	s.reads = 0;
+	touch(p, 2);					/* from the tier again */
+	assert_int_equal(s.reads, 1);
+	assert_int_equal(bm_pool_where(p, 2), 1);	/* A1in: not remembered */
+	assert_int_equal(s.page[2][0], 0);
+	assert_int_equal(bm_flush(p), 0);
+	assert_int_equal(s.writes[2], 0);
+	for (i = 0; i < 4; i++)
+		if (i != 2)
+			assert_int_equal(s.page[i][0], 0x40 + i);
 	bm_pool_destroy(p);
 }
 
@@ -504,6 +552,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_fixed_stay),
+		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_two_queues),
 		cmocka_unit_test(test_scan_resistance),
 		cmocka_unit_test(test_contents),
