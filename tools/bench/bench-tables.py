@@ -767,24 +767,39 @@ def t_bm_bufmgr(datadir):
     with every page kept in its home's memory (tier memory) against
     homes that keep as many as a node's frames and spill the rest to
     another node's memory (tier remote) or to a file on 9p (tier file),
-    and the check of every run's histories."""
+    each the median of its repetitions (key rep), and the check of
+    every run's histories."""
     rows = load(datadir, "bm-bufmgr")
     body = []
     for ws in sorted({r["ws_factor"] for r in rows if "ws_factor" in r}):
-        def node_rows(tier, metric):
+        def node_rows(tier, metric, rep):
             return [r for r in rows if r.get("ws_factor") == ws and r.get("tier") == tier
-                    and r["metric"] == metric]
+                    and r["metric"] == metric and r.get("rep", 1) == rep]
+
+        def med(xs):
+            xs = sorted(xs)
+            k = len(xs)
+            return xs[k // 2] if k % 2 else (xs[k // 2 - 1] + xs[k // 2]) / 2
+        reps = sorted({r.get("rep", 1) for r in rows if r.get("ws_factor") == ws})
         cells, ops = None, {}
         for tier in ("memory", "remote", "file"):
-            thr = node_rows(tier, "throughput_ops")
-            p99 = node_rows(tier, "fix_p99_us")
-            if not thr or not p99:
+            thr, p99 = [], []
+            for rep in reps:
+                t = node_rows(tier, "throughput_ops", rep)
+                q = node_rows(tier, "fix_p99_us", rep)
+                if len(t) != 3 or len(q) != 3:
+                    raise DataError(f"bm-bufmgr: {tier} at {ws}x, rep {rep}: not 3 nodes' lines")
+                thr.append(sum(r["value"] for r in t))
+                p99.append(max(r["value"] for r in q))
+                if cells is None:
+                    cells = [f"{ws}× ({t[0]['pages']})", grouped(t[0]["frames"]),
+                             str(len(reps))]
+            if not thr:
                 raise DataError(f"bm-bufmgr: no {tier} lines at {ws}x")
-            if cells is None:
-                cells = [f"{ws}× ({thr[0]['pages']})", grouped(thr[0]["frames"])]
-            ops[tier] = sum(r["value"] for r in thr)
-            cells += [grouped(ops[tier]), f"{max(r['value'] for r in p99):.0f}"]
-        cells.append(grouped(sum(r["value"] for r in node_rows("file", "file_reads"))))
+            ops[tier] = med(thr)
+            cells += [grouped(ops[tier]), f"{med(p99):.0f}"]
+        cells.append(grouped(med([sum(r["value"] for r in node_rows("file", "file_reads", rep))
+                                  for rep in reps])))
         bad = sum(r["value"] for r in rows if r.get("ws_factor") == ws
                   and r["metric"] == "linearizability_violations")
         checked = sum(r["value"] for r in rows if r.get("ws_factor") == ws
@@ -794,7 +809,7 @@ def t_bm_bufmgr(datadir):
                              grouped(bad)])
     if not body:
         raise DataError("bm-bufmgr: no lines")
-    return table(["working set (pages)", "frames", "memory ops/s", "p99 µs",
+    return table(["working set (pages)", "frames", "runs", "memory ops/s", "p99 µs",
                   "remote ops/s", "p99 µs", "file ops/s", "p99 µs",
                   "pages spilled back", "remote ÷ memory", "file ÷ remote",
                   "ops checked", "not linearizable"], body) + where(rows)

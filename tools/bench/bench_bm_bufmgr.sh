@@ -22,17 +22,20 @@
 #                     system through virtio-9p (the closest this testbed
 #                     has to the paper's SSD; BENCH=bm's 9p tier)
 #
+# Each configuration BM_REPS (3) times, the repetitions (key rep) one
+# after the other, so that the testbed's drifts fall on all of them.
 # JSON lines from every node (bm node's, keys node, frames, home_frames,
 # pages, page_bytes, zipf_theta, write_pct, and here tier, file,
-# ws_factor): throughput_ops (the node's reads and writes per second),
-# fix_mean_us, fix_p50_us, fix_p99_us, copy_reads, file_reads,
-# file_writes; and bm check's linearizability_ops and
+# ws_factor, rep): throughput_ops (the node's reads and writes per second),
+# fix_mean_us, fix_p50_us, fix_p99_us, copy_reads, home_reads,
+# file_reads, file_writes; and bm check's linearizability_ops and
 # linearizability_violations of each run.
 # JSON lines on stdout; progress on stderr.
 set -eu
 # b, addr, cluster(): three nodes (bm-cluster.sh)
 . tools/bench/bm-cluster.sh
 ops=${BM_OPS:-2000}
+reps=${BM_REPS:-3}
 frames=${BM_FRAMES:-16}
 out=/tmp/bm-bufmgr-bench
 files=build/tmp/bm-bufmgr
@@ -48,6 +51,7 @@ until grep -q serving $out/fserve.log; do
 	[ $k -lt 100 ] || { cat $out/fserve.log >&2; exit 1; }
 	sleep 0.1
 done
+for rep in $(seq 1 "$reps"); do
 for ws in 2 4 8; do
 	pages=$((ws * frames))
 	for tier in memory remote file; do
@@ -57,15 +61,22 @@ for ws in 2 4 8; do
 		remote) o="$o -M $frames -F $addr:7190 -m" fs=fserve_rdma ;;
 		file) o="$o -M $frames -D $files" fs=9p ;;
 		esac
-		cluster "$tier$ws" $port "$ops" "$ops" 4 10 "$o"
+		n=$tier$ws.$rep
+		cluster "$n" $port "$ops" "$ops" 4 10 "$o"
+		if [ $tier = remote ] && [ "$(grep -l 'mapped, .* RDMA READs and WRITEs' $out/$n.?.log |
+			wc -l)" != 3 ]; then
+			echo "bench_bm_bufmgr: the remote tier not one-sided" >&2
+			exit 1
+		fi
+		keys="\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,\"rep\":$rep,"
 		for i in 0 1 2; do
-			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/" \
-				$out/$tier$ws.$i.json
+			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/" $out/$n.$i.json
 		done
-		$b/bm check $out/$tier$ws.?.hist |
-			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",\"tier\":\"$tier\",\"file\":\"$fs\",\"ws_factor\":$ws,/"
+		$b/bm check $out/$n.?.hist | sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/"
 		port=$((port + 100))
+		[ $port -lt 9000 ] || port=7200
 	done
+done
 done
 kill $fsrv
 wait $fsrv

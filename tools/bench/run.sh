@@ -63,7 +63,7 @@ names=$(echo $names)
 cmd="export MRRC_COMMIT=$commit MRRC_DATE=$date MRRC_DEV=$dev;"
 # BENCH=redy's and BENCH=bm's knobs (bench_redy.sh, bench_bm.sh) pass through.
 for v in REDY_SPACE REDY_SECONDS REDY_SLOS REDY_RECORD REDY_RUNS REDY_MIG_MB \
-	BM_OPS BM_PAGES BM_WRITE_PCT BM_LAT_OPS BM_FIX_OPS BM_FRAMES BM_DHT_KEYS; do
+	BM_OPS BM_PAGES BM_WRITE_PCT BM_LAT_OPS BM_FIX_OPS BM_FRAMES BM_DHT_KEYS BM_REPS; do
 	x=$(printenv "$v" || true)
 	case $x in
 	*[!0-9.,]*) echo "bench: $v='$x': numbers only" >&2; exit 2 ;;

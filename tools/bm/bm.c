@@ -317,7 +317,8 @@ static struct node {
 	 * instead of -D, the file is on another node (bm fserve; FReadF and
 	 * FPrintF, rfile.c), one for every home, each page at the same
 	 * place; with -m, read and written there with RDMA READs and WRITEs
-	 * if the server's file allows (tmpfs), READs alone if not.
+	 * if the server's file allows (tmpfs), READs alone or through the
+	 * server (what it says) if not.
 	 */
 	unsigned int frames, home_frames;
 	struct bm_pool *copies, *homes;
@@ -2030,6 +2031,7 @@ static bool is_quiet(const struct peer *p)
  */
 static int fserve_open(const char *dev, const char *addr, unsigned int port, bool map)
 {
+	bool rw = true;
 	int r;
 
 	n.iobuf = malloc(n.page_bytes);
@@ -2039,12 +2041,23 @@ static int fserve_open(const char *dev, const char *addr, unsigned int port, boo
 	if (r || !map)
 		return r;
 	r = rfile_map(n.rf, true);
-	if (r == -EOPNOTSUPP)	/* not on tmpfs: written through the server */
+	if (r == -EOPNOTSUPP) {	/* not on tmpfs: written through the server */
+		rw = false;
 		r = rfile_map(n.rf, false);
-	if (r)
-		return r;
-	fprintf(stderr, PROG ": node %u: the file at %s:%u mapped, %llu bytes\n",
-		n.id, addr, port, (unsigned long long)rfile_mapped(n.rf));
+	}
+	if (r) {
+		/*
+		 * Cannot be mapped (not tmpfs on Linux 6.5 and later, over
+		 * RFILE_MAP_MAX, a server that does not MAP): through the
+		 * server.  A connection that broke fails the first request.
+		 */
+		fprintf(stderr, PROG ": node %u: the file at %s:%u not mapped (%s): read and written through the server\n",
+			n.id, addr, port, strerror(-r));
+		return 0;
+	}
+	fprintf(stderr, PROG ": node %u: the file at %s:%u mapped, %llu bytes, %s\n",
+		n.id, addr, port, (unsigned long long)rfile_mapped(n.rf),
+		rw ? "RDMA READs and WRITEs" : "RDMA READs, writes through the server");
 	return 0;
 }
 
@@ -2084,6 +2097,9 @@ static int frames_init(const char *dir)
 		n.filed[p] = UINT64_MAX;	/* no value: never there yet */
 	for (p = n.id, r = 0; p < n.pages && !r; p += n.nodes)
 		r = home_out(NULL, p, NULL);
+	if (r == -EINVAL && n.rf)	/* the server's answer to a range past its file */
+		fprintf(stderr, PROG ": node %u: page %u past the end of the file at the server (-F)\n",
+			n.id, p - n.nodes);
 	n.home_stores = 0;
 	return r;
 }
@@ -2354,6 +2370,7 @@ static int cmd_node(int argc, char **argv)
 	if (r) {
 		fprintf(stderr, PROG ": node %u: the file at %s:%u (-F): %s\n", n.id, fsrv,
 			fport, strerror(-r));
+		free(n.iobuf);
 		return 1;
 	}
 	r = frames_init(dir);	/* the homes' values known: into the file */

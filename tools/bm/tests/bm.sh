@@ -333,11 +333,13 @@ levels_fserve() {
 	{ waitfor "$out/fserve-lv.log" serving && waitfor "$out/fserve-small.log" serving &&
 	  levels levelsf 9100 8 -x "-F $addr:9300" &&
 	  levels levelsfm 9200 4 "" "-F $addr:9300 -m" &&
-	  grep -c "node [012]: the file at $addr:9300 mapped, 262144 bytes" \
+	  grep -c "node [012]: the file at $addr:9300 mapped, 262144 bytes, RDMA READs and WRITEs" \
 		"$out"/levelsfm.?.log | grep -c ':1$' | grep -qx 3 &&
-	  "$b/bm" node -i 2 -n 3 -a $addr -p 9250 -P 64 -B 4096 -M 4 -F $addr:9302 -m \
+	  rm -f "$out/fsmall.log" &&
+	  { "$b/bm" node -i 2 -n 3 -a $addr -p 9250 -P 64 -B 4096 -M 4 -F $addr:9302 -m \
 		> /dev/null 2> "$out/fsmall.log"
-	  [ $? = 1 ] && cat "$out/fsmall.log" &&
+	    [ $? = 1 ]; } && cat "$out/fsmall.log" &&
+	  grep -q 'node 2: page 32 past the end of the file at the server (-F)' "$out/fsmall.log" &&
 	  grep -q 'node 2: frames (-f, -M): Invalid argument' "$out/fsmall.log"; } || st=1
 	kill $lsrv $ssrv
 	wait $lsrv || st=1
@@ -684,6 +686,9 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -F $addr &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -m &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -F $addr &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -m &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -R &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 11 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -X 13 &&
