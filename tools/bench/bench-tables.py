@@ -815,6 +815,49 @@ def t_bm_bufmgr(datadir):
                   "ops checked", "not linearizable"], body) + where(rows)
 
 
+def t_bm_locks(datadir):
+    """The locks two ways (BENCH=bm_locks, `bm node -x` against `-x -Y`,
+    in data/bm-locks.jsonl): per number of pages, nodes 1 and 2's
+    operations per second and how long a lock took to get (p50, remote:
+    node 0, the lock node, takes none), each the median of its
+    repetitions, the tries that found a one-sided lock taken, and the
+    checks."""
+    rows = load(datadir, "bm-locks")
+
+    def med(xs):
+        xs = sorted(xs)
+        k = len(xs)
+        if not k:
+            raise DataError("bm-locks: a configuration without lines")
+        return xs[k // 2] if k % 2 else (xs[k // 2 - 1] + xs[k // 2]) / 2
+    body = []
+    for pages in sorted({r["pages"] for r in rows if r["metric"] == "lock_throughput_ops"}):
+        cells, thr = [str(pages)], {}
+        reps = sorted({r["rep"] for r in rows if r.get("pages") == pages and "rep" in r})
+        for locks in ("message", "one_sided"):
+            sel = [r for r in rows if r.get("pages") == pages and r.get("locks") == locks]
+            thr[locks] = med([r["value"] for r in sel if r["metric"] == "lock_throughput_ops"])
+            cells.append(grouped(thr[locks]))
+            for op in ("exclusive_lock", "shared_lock"):
+                cells.append(f"""{med([r["value"] for r in sel if r["metric"] == "op_p50_us"
+                                       and r.get("op") == op and r.get("where") == "remote"]):.0f}""")
+        tries = [sum(r["value"] for r in rows if r.get("pages") == pages and r.get("rep") == rep
+                     and r["metric"] == "lock_tries_taken") for rep in reps]
+        sel = [r for r in rows if r.get("pages") == pages]
+        cells += [grouped(med(tries)), ratio(thr["one_sided"], thr["message"]),
+                  grouped(sum(r["value"] for r in sel if r["metric"] == "linearizability_ops")),
+                  grouped(sum(r["value"] for r in sel if r["metric"] == "linearizability_violations")
+                          + sum(r["value"] for r in sel
+                                if r["metric"] == "mutual_exclusion_violations"))]
+        body.append(cells)
+    if not body:
+        raise DataError("bm-locks: no lines")
+    return table(["pages", "message ops/s", "exclusive p50 µs", "shared p50 µs",
+                  "one-sided ops/s", "exclusive p50 µs", "shared p50 µs",
+                  "tries found taken", "one-sided ÷ message", "ops checked",
+                  "violations"], body) + where(rows)
+
+
 def t_bm_dht(datadir):
     """The hash table at its access node (BENCH=bm, `bm node -K`): per
     number of nodes, the share of its values in its own memory and the
@@ -838,7 +881,7 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
-TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
+TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_locks": t_bm_locks, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
           "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,

@@ -14,7 +14,8 @@
  *	global memory's Malloc and Free (galloc.c) and the paper's hash
  *	table on it, this node the access node of KEYS keys.  With -x, a
  *	shared lock around every read and an exclusive one around every
- *	write, at lock node -l (lock.c); -C, every operation an increment.
+ *	write, at lock node -l (lock.c; -Y: the lock node's words taken
+ *	with RDMA atomics, no message); -C, every operation an increment.
  *	The buffer manager's levels: -f, a node's frames for copies; -M,
  *	a home's frames for its own pages, the rest in its file, in -D DIR
  *	or at a file server (bm fserve), -F ADDR[:PORT] (-m: one-sided).
@@ -86,6 +87,9 @@
 #define WR_RECV		1u
 #define WR_SEND		2u
 #define WR_READ		3u
+#define WR_ATOM		4u	/* -Y: a lock asked for */
+#define WR_UNDO		5u	/* -Y: a shared one taken back */
+#define WR_REL		6u	/* -Y: a lock given back */
 #define READ_AGAIN_MAX	1000u	/* torn READs of one read: a home that lies */
 #define IDLE_LIMIT_NS	60000000000ull	/* no progress this long: give up */
 
@@ -101,9 +105,12 @@
  * number), SYNCED answers with it (value) and the same number.
  * One-sided reads (-R): EXPORT tells a node where this one's table of
  * published pages is (value: address, page: key, len: its length).
+ * One-sided locks (-Y): LOCKTAB, from the lock node, where its lock
+ * words are (the same fields).
  */
 enum { BM_DONE = COH_M_TYPES, BM_ALLOC, BM_ALLOCATED, BM_FREE, BM_FREED,
-       BM_LOCK, BM_GRANTED, BM_UNLOCK, BM_SYNC, BM_SYNCED, BM_EXPORT, BM_TYPES };
+       BM_LOCK, BM_GRANTED, BM_UNLOCK, BM_SYNC, BM_SYNCED, BM_EXPORT, BM_LOCKTAB,
+       BM_TYPES };
 
 /* What a slot is doing: a random operation, or a step of a table's one. */
 enum { S_RW, S_ALLOC, S_WRITE, S_READ, S_TOMB, S_FREE };
@@ -151,6 +158,9 @@ struct peer {
 	bool exported;		/* -R: its table's place is known */
 	uint64_t pub_addr;
 	uint32_t pub_rkey;
+	bool lkw_known;		/* -Y: the lock node's words' place is known */
+	uint64_t lkw_addr;
+	uint32_t lkw_rkey;
 	bool dead;		/* gone before it said it was done */
 	uint32_t conn, listener;
 	/* messages of n.msg_len bytes each: a header and room for a body */
@@ -283,6 +293,19 @@ static struct node {
 	 */
 	bool read_out[SLOTS_MAX];
 	unsigned long reads_1s, torn;
+	/*
+	 * -Y: the locks as words at the lock node (lkw, one per page),
+	 * taken and given back with RDMA atomics; what an atomic of slot i
+	 * found (atom[i]: the slot is not reused while it is out), where
+	 * the releases' old words go, how many atomics are out, how many
+	 * tries found the lock taken.
+	 */
+	bool one_lock;
+	uint64_t *lkw;
+	size_t lkw_len;
+	uint64_t *atom, *atom_sink;
+	bool atom_out[SLOTS_MAX];
+	unsigned long atoms, lock_refused;
 	uint32_t sync_seq;		/* the SYNC awaited */
 	bool sync_wait;
 	uint64_t sync_got;
@@ -853,12 +876,14 @@ static int emit(unsigned int page, const struct coh_out *out)
 }
 
 /*
- * -R: an EXPORT to node @to (a table of @len bytes at @addr, key @rkey),
- * sent before any other message of ours to it, so a send slot is free.
+ * -R, -Y: an EXPORT or a LOCKTAB (@type) to node @to (a table of @len
+ * bytes at @addr, key @rkey), sent before any other message of ours to
+ * it but the other, so a send slot is free.
  */
-static int send_export(unsigned int to, uint32_t rkey, uint32_t len, uint64_t addr)
+static int send_export(unsigned int to, uint8_t type, uint32_t rkey, uint32_t len,
+		       uint64_t addr)
 {
-	const struct bm_msg m = { .magic = BM_MAGIC, .type = BM_EXPORT,
+	const struct bm_msg m = { .magic = BM_MAGIC, .type = type,
 				  .page = rkey, .len = len, .value = addr };
 
 	return n.peer[to].sends < SEND_SLOTS ? post_send(to, (const uint8_t *)&m) : -ENOBUFS;
@@ -924,6 +949,7 @@ static void log_hold(const struct slot *sl)
 }
 
 static int lock_emit(unsigned int page, const struct lock_out *out);
+static int lock_try(struct slot *sl);
 
 /* @sl asks for its page's lock, or waits behind the slot of ours that has. */
 static int lock_ask(struct slot *sl)
@@ -941,6 +967,8 @@ static int lock_ask(struct slot *sl)
 		return -EHOSTDOWN;
 	n.lk_page[p] = true;
 	sl->lk = LK_ASKED;
+	if (n.one_lock)
+		return lock_try(sl);
 	if (n.lock_node != n.id)
 		return send_msg(n.lock_node, BM_LOCK, p, sl->excl);
 	r = lock_acquire(&n.locks[p], n.nodes, n.id, sl->excl, &out);
@@ -984,6 +1012,95 @@ static int lock_emit(unsigned int page, const struct lock_out *out)
 }
 
 /*
+ * -Y: the locks without the lock node's CPU (the paper's "atomics where
+ * the protocol allows").  Page p's lock is word p of the lock node's
+ * table, exported for RDMA atomics: bits 0-31 the nodes holding it
+ * shared (node i's bit 1 << i: a node has at most one request per
+ * page, its slots queue behind each other here), bits 32-39 one more
+ * than the node holding it exclusive.  Shared: a FETCH_ADD of our bit,
+ * granted if the word it found had no exclusive holder, else taken
+ * back (a FETCH_ADD of its negation) and asked again.  Exclusive: a
+ * CMP_SWAP of 0 for our holder byte, granted if the word was 0, else
+ * asked again.  Given back with a FETCH_ADD of the negation.  Each
+ * node's adds and subtractions of its own bits alternate (one request
+ * per page, and one QP, in order), so the word always holds the sum of
+ * what is held and what is being tried.  Nothing queues: no order
+ * among the askers, and a stream of readers can keep a writer out (the
+ * message locks, lock.c, are fair).  The lock node takes no locks
+ * itself (its CPU's stores would not be atomic with the device's
+ * atomics: rxe's are ATOMIC_HCA); a node that dies holding a lock
+ * leaves it held (-Y is not for deaths: an asker gives up after
+ * IDLE_LIMIT_NS); and every peer can change every word: the nodes trust
+ * each other with the locks, as with the messages' senders.
+ */
+#define LKW_SHARED(node)	(1ull << (node))
+#define LKW_EXCL(node)		((uint64_t)((node) + 1) << 32)
+
+static int post_atomic(unsigned int kind, unsigned int i, unsigned int page, uint8_t op,
+		       uint64_t add, uint64_t swap)
+{
+	const struct peer *p = &n.peer[n.lock_node];
+	struct mrrc_wr w = { .wr_id = wr_id(n.lock_node, kind, i), .conn = p->conn,
+			     .opcode = op, .len = 8,
+			     .addr = (uintptr_t)(kind == WR_REL ? n.atom_sink : &n.atom[i]),
+			     .remote_addr = p->lkw_addr + (uint64_t)page * 8,
+			     .rkey = p->lkw_rkey, .compare_add = add, .swap = swap };
+	int r = mrrc_post(n.fd, &w, 1, NULL);
+
+	if (!r) {
+		n.atoms++;
+		n.atom_out[i] |= kind != WR_REL;
+	}
+	/* closed already: the lock node's death, when its event comes, ends it */
+	return r == -ENOTCONN ? 0 : r;
+}
+
+/* -Y: slot @sl asks for its page's lock, or again */
+static int lock_try(struct slot *sl)
+{
+	unsigned int i = sl - n.slot;
+
+	if (bm_now_ns() - sl->ask_ns > IDLE_LIMIT_NS) {
+		fprintf(stderr, PROG ": node %u: page %u's lock not had in %llu s (its holder dead?)\n",
+			n.id, sl->page, IDLE_LIMIT_NS / 1000000000ull);
+		return -ETIMEDOUT;
+	}
+	return sl->excl ?
+	       post_atomic(WR_ATOM, i, sl->page, MRRC_OP_CMP_SWAP, 0, LKW_EXCL(n.id)) :
+	       post_atomic(WR_ATOM, i, sl->page, MRRC_OP_FETCH_ADD, LKW_SHARED(n.id), 0);
+}
+
+/* -Y: slot @i's atomic of kind @kind is back; -EPROTO if none was out. */
+static int atom_back(unsigned int kind, unsigned int i)
+{
+	if (!n.atoms || (kind != WR_REL && (i >= n.inflight || !n.atom_out[i])))
+		return -EPROTO;
+	n.atoms--;
+	if (kind != WR_REL)
+		n.atom_out[i] = false;
+	return 0;
+}
+
+/* -Y: what slot @i's atomic of kind @kind found (atom_back() done) */
+static int atom_done(unsigned int kind, unsigned int i)
+{
+	struct slot *sl = &n.slot[i];
+	uint64_t old = n.atom[i];
+
+	if (kind == WR_REL)
+		return 0;
+	if (!sl->busy || sl->lk != LK_ASKED)
+		return -EPROTO;
+	if (kind == WR_UNDO)
+		return lock_try(sl);
+	if (sl->excl ? !old : !(old >> 32))
+		return granted_here(sl->page, sl->excl);
+	n.lock_refused++;
+	return sl->excl ? lock_try(sl) :
+	       post_atomic(WR_UNDO, i, sl->page, MRRC_OP_FETCH_ADD, -LKW_SHARED(n.id), 0);
+}
+
+/*
  * @sl gives its lock back (it is recorded in the history: when it was
  * asked for, held, released); the next slot of ours that waits for the
  * page's lock asks for it.
@@ -997,7 +1114,11 @@ static int unlock(struct slot *sl)
 	log_hold(sl);
 	sl->lk = LK_NONE;
 	n.lk_page[p] = false;
-	if (n.lock_node == n.id) {
+	if (n.one_lock) {
+		if (!n.peer[n.lock_node].dead)
+			r = post_atomic(WR_REL, sl - n.slot, p, MRRC_OP_FETCH_ADD,
+					-(sl->excl ? LKW_EXCL(n.id) : LKW_SHARED(n.id)), 0);
+	} else if (n.lock_node == n.id) {
 		struct lock_out out = { 0 };
 
 		r = lock_release(&n.locks[p], n.nodes, n.id, &out);
@@ -1021,8 +1142,8 @@ static int on_lock_msg(unsigned int from, const struct bm_msg *m)
 	struct lock_out out = { 0 };
 	int r;
 
-	/* every node of a cluster that locks has -x; nobody locks once done */
-	if (!n.locking || m->page >= n.pages || m->value > 1 ||
+	/* every node of a cluster that locks has -x (-Y: none sends these); nobody locks once done */
+	if (!n.locking || n.one_lock || m->page >= n.pages || m->value > 1 ||
 	    (m->type != BM_GRANTED && n.peer[from].done))
 		return -EPROTO;
 	switch (m->type) {
@@ -1173,7 +1294,7 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 
 	n.received++;
 	if (m->magic != BM_MAGIC || m->type >= BM_TYPES ||
-	    (m->type != BM_EXPORT && m->len))	/* only EXPORT has one */
+	    (m->type != BM_EXPORT && m->type != BM_LOCKTAB && m->len))	/* only they have one */
 		return -EPROTO;
 	/* a write of a body that is not its value's: refused where it comes in */
 	if (m->type == COH_M_WRITE && !body_ok(body, m->page, m->value)) {
@@ -1196,6 +1317,17 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 		p->pub_addr = m->value;
 		p->pub_rkey = m->page;
 		p->exported = true;
+		return 0;
+	}
+	if (m->type == BM_LOCKTAB) {	/* once, with -Y, from the lock node */
+		struct peer *p = &n.peer[from];
+
+		if (!n.one_lock || from != n.lock_node || p->lkw_known ||
+		    m->len != n.pages * 8 || !m->value)
+			return -EPROTO;
+		p->lkw_addr = m->value;
+		p->lkw_rkey = m->page;
+		p->lkw_known = true;
 		return 0;
 	}
 	if (m->type >= BM_LOCK)
@@ -1459,6 +1591,10 @@ static int handle_cqe(const struct mrrc_cqe *e)
 			return -EPROTO;
 		n.read_out[slot] = false;	/* the buffer is ours again */
 	}
+	if (kind == WR_ATOM || kind == WR_UNDO || kind == WR_REL) {
+		if (!n.one_lock || peer != n.lock_node || atom_back(kind, slot))
+			return -EPROTO;
+	}
 	if (n.peer[peer].dead)		/* what it sent is lost with it */
 		return 0;
 	if (e->status) {
@@ -1480,6 +1616,8 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	}
 	if (kind == WR_READ)
 		return read_done(peer, slot);
+	if (kind == WR_ATOM || kind == WR_UNDO || kind == WR_REL)
+		return atom_done(kind, slot);
 	if (kind != WR_RECV || slot >= RECV_SLOTS || e->byte_len < sizeof(m))
 		return -EPROTO;
 	buf = n.peer[peer].rbuf + (size_t)slot * RECV_LEN;
@@ -1562,21 +1700,25 @@ static uint64_t new_value(void)
  * table, and node 0's READs with its made-up key could fail before the
  * real one came); with -T, a SYNC with a value; with -B, DATA whose
  * bodies are not their values' (one bit flipped, in every DATA it sends),
- * and a WRITE of page 0 (node 0's) whose body is not its value's.
+ * and a WRITE of page 0 (node 0's) whose body is not its value's; a
+ * LOCKTAB from a node that is not the lock node.
  */
-#define FORGE_KINDS 15u
+#define FORGE_KINDS 16u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
 		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT, 0, BM_EXPORT,
-		BM_SYNC, 0, COH_M_WRITE };
+		BM_SYNC, 0, COH_M_WRITE, BM_LOCKTAB };
 	uint64_t value = kind == 4 || kind == 15 ? new_value() : kind == 13 ? 1 : 0;
 	unsigned int p;
 	int r = 0;
 
 	if (kind == 10 || kind == 12)	/* a table one page too long; or a second */
-		return send_export(0, 1, (n.pages + (kind == 10)) * n.pub_stride, 4096);
+		return send_export(0, BM_EXPORT, 1, (n.pages + (kind == 10)) * n.pub_stride,
+				   4096);
+	if (kind == 16)		/* where lock words are, from a node that has none */
+		return send_export(0, BM_LOCKTAB, 1, n.pages * 8, 4096);
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
 			return -EINVAL;
@@ -1611,7 +1753,7 @@ static struct slot *free_slot(void)
 	unsigned int i;
 
 	for (i = 0; i < n.inflight; i++)
-		if (!n.slot[i].busy && !n.read_out[i])
+		if (!n.slot[i].busy && !n.read_out[i] && !n.atom_out[i])
 			return &n.slot[i];
 	return NULL;
 }
@@ -1984,7 +2126,34 @@ static int export_table(void)
 		return r;
 	for (i = 0; !r && i < n.nodes; i++)
 		if (i != n.id)
-			r = send_export(i, seg.rkey, n.pages * n.pub_stride, seg.addr);
+			r = send_export(i, BM_EXPORT, seg.rkey, n.pages * n.pub_stride, seg.addr);
+	return r;
+}
+
+/*
+ * -Y, at the lock node: the lock words, exported for RDMA atomics on
+ * every peer's connection, and where they are, to each of them.
+ */
+static int export_locks(void)
+{
+	uint32_t conns[COH_NODES_MAX], id;
+	unsigned int i, k = 0, nseg = 1;
+	struct mrrc_seg seg;
+	int r;
+
+	for (i = 0; i < n.nodes; i++)
+		if (i != n.id)
+			conns[k++] = n.peer[i].conn;
+	if (!k)
+		return 0;
+	r = mrrc_export(n.fd, n.lkw, n.lkw_len,
+			MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC, conns, k,
+			&seg, &nseg, &id);	/* it lives as long as the context */
+	if (r < 0)
+		return r;
+	for (i = 0; !r && i < n.nodes; i++)
+		if (i != n.id)
+			r = send_export(i, BM_LOCKTAB, seg.rkey, n.pages * 8, seg.addr);
 	return r;
 }
 
@@ -2243,7 +2412,7 @@ static int cmd_node(int argc, char **argv)
 
 	n = (struct node){ .nodes = 3, .pages = 8, .inflight = 4, .write_pct = 50,
 			   .ops = 10000, .seed = 1, .page_bytes = 8, .file = -1 };
-	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xCl:TRSB:f:M:D:F:mz:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:a:A:p:P:k:o:w:s:H:d:LK:X:Z:xYCl:TRSB:f:M:D:F:mz:")) != -1) {
 		switch (opt) {
 		case 'i': n.id = bench_opt_u64(PROG, "-i", optarg, 0, COH_NODES_MAX - 1); break;
 		case 'n': n.nodes = bench_opt_u64(PROG, "-n", optarg, 1, COH_NODES_MAX); break;
@@ -2265,6 +2434,7 @@ static int cmd_node(int argc, char **argv)
 		case 'X': n.forge = bench_opt_u64(PROG, "-X", optarg, 1, FORGE_KINDS); break;
 		case 'Z': n.die_at = bench_opt_u64(PROG, "-Z", optarg, 1, 1ull << 32); break;
 		case 'x': n.locking = true; break;
+		case 'Y': n.one_lock = true; break;
 		case 'C': n.counter = true; break;
 		case 'T': n.clocks = true; break;
 		case 'R': n.onesided = true; break;
@@ -2288,12 +2458,14 @@ static int cmd_node(int argc, char **argv)
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
 	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
 	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
+	    (n.one_lock && (!n.locking || n.die_at || (n.id == n.lock_node && n.ops))) ||
+	    (n.forge == 16 && !n.one_lock) ||
 	    (!n.home_frames != !(dir || fsrv)) || (dir && fsrv) || (map && !fsrv) ||
 	    (n.home_frames && n.onesided) ||
 	    ((n.frames || n.home_frames) && n.dht)) {
 		fprintf(stderr, "usage: " PROG " node -i ID -n NODES -a ADDR [-A ADDR,...] [-p PORT]\n"
 			"  [-P PAGES] [-B PAGE_BYTES] [-k INFLIGHT] [-o OPS] [-w WRITE_PCT] [-s SEED]\n"
-			"  [-H FILE] [-d DEV] [-L] [-x] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY]\n"
+			"  [-H FILE] [-d DEV] [-L] [-x [-Y]] [-C] [-l LOCK_NODE] [-K KEYS] [-X FORGERY]\n"
 			"  [-Z DIE_AFTER] [-T] [-R [-S]] [-f FRAMES] [-M HOME_FRAMES -D DIR|-F ADDR[:PORT] [-m]]\n"
 			"  [-z THETA]\n");
 		return 2;
@@ -2322,10 +2494,19 @@ static int cmd_node(int argc, char **argv)
 	n.scratch = calloc(n.body_len + 1, 1);
 	n.rbody = calloc(n.body_len + 1, 1);
 	n.msg = calloc(n.msg_len, 1);
+	n.atom = aligned_alloc(64, SLOTS_MAX * sizeof(*n.atom) + 64);
+	n.atom_sink = n.atom ? n.atom + SLOTS_MAX : NULL;
+	n.lkw_len = ((size_t)n.pages * 8 + 4095) & ~(size_t)4095;
+	if (n.one_lock && n.id == n.lock_node) {
+		n.lkw = aligned_alloc(4096, n.lkw_len);
+		if (n.lkw)
+			memset(n.lkw, 0, n.lkw_len);
+	}
 	n.pub_stride = sizeof(struct bm_pub) + n.body_len;
 	if (!n.home || !n.cache || !n.ent || !n.bucket || !n.held || !n.lk_page ||
 	    !n.body || !n.pend || !n.wbody || !n.scratch || !n.rbody || !n.msg ||
-	    (n.id == n.lock_node && !n.locks) ||
+	    (n.id == n.lock_node && !n.locks) || !n.atom ||
+	    (n.one_lock && n.id == n.lock_node && !n.lkw) ||
 	    galloc_init(&n.ga, n.id, n.nodes, n.pages)) {
 		fprintf(stderr, PROG ": node %u: out of memory\n", n.id);
 		return 1;
@@ -2441,6 +2622,20 @@ static int cmd_node(int argc, char **argv)
 	}
 	if (n.forge == 12 && n.id && send_forgery())	/* behind the real EXPORT */
 		return 1;
+	/* -Y: the lock node's words exported, their place known here */
+	r = n.one_lock && n.id == n.lock_node ? export_locks() : 0;
+	for (t1 = bm_now_ns(); !r && n.one_lock && n.id != n.lock_node &&
+	     !n.peer[n.lock_node].lkw_known;) {
+		r = progress(100);
+		if (!r && n.peer[n.lock_node].dead)
+			r = -EHOSTDOWN;
+		if (!r && bm_now_ns() - t1 > 30000000000ull)
+			r = -ETIMEDOUT;
+	}
+	if (r) {
+		fprintf(stderr, PROG ": node %u: the lock words (-Y): %s\n", n.id, strerror(-r));
+		return 1;
+	}
 	t0 = bm_now_ns();
 	n.phase_ns[P_INSERT] = t0;
 	/* the workload, then serving the others until they are done too */
@@ -2467,8 +2662,8 @@ static int cmd_node(int argc, char **argv)
 			r = -ETIMEDOUT;
 		}
 	}
-	/* our last messages (DONE among them) delivered before we go */
-	for (t1 = bm_now_ns(); !r && !all(is_quiet);) {
+	/* our last messages (DONE among them) and atomics delivered before we go */
+	for (t1 = bm_now_ns(); !r && (!all(is_quiet) || n.atoms);) {
 		r = progress(100);
 		if (!r && bm_now_ns() - t1 > IDLE_LIMIT_NS)
 			r = -ETIMEDOUT;
@@ -2514,6 +2709,9 @@ static int cmd_node(int argc, char **argv)
 	if (n.locking)
 		fprintf(stderr, PROG ": node %u: %lu locks taken at node %u%s\n", n.id,
 			n.locks_taken, n.lock_node, n.counter ? ", every operation an increment" : "");
+	if (n.one_lock && n.id != n.lock_node)
+		fprintf(stderr, PROG ": node %u: one-sided locks (-Y): %lu tries found the lock taken\n",
+			n.id, n.lock_refused);
 	if (n.dht)
 		fprintf(stderr, PROG ": node %u: pages lent to others: %lu, refused them: %lu\n",
 			n.id, n.lent, n.refused);
@@ -2558,6 +2756,8 @@ static int cmd_node(int argc, char **argv)
 	free(n.scratch);
 	free(n.rbody);
 	free(n.msg);
+	free(n.atom);
+	free(n.lkw);
 	free(n.perm);
 	free(n.filed);
 	if (n.copies)

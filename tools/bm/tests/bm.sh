@@ -385,6 +385,28 @@ uncounted() {
 	[ $st = 1 ] && grep -q 'an update was lost' "$out/uncounted.err"
 }
 tap "increments without the lock lose updates, and the check finds them" uncounted
+# One-sided locks (-Y): the lock words at lock node 0, taken and given
+# back with RDMA atomics (CMP_SWAP, FETCH_ADD), no message; node 0 takes
+# none (-o 0) and serves its pages.  Increments of two pages under the
+# exclusive lock: none lost; then reads under shared and writes under
+# exclusive locks on 8 pages: every hold exclusive as it must be, every
+# page linearizable.
+onesided_locks() {
+	o="-x -Y -s 21"
+	nodes lky 9400 "$o -P 2 -o 0 -C" "$o -P 2 -o 300 -C" "$o -P 2 -o 300 -C" || return 1
+	grep -q "node 1: one-sided locks (-Y): [1-9][0-9]* tries found the lock taken" \
+		"$out/lky.1.log" &&
+	grep -q "node 2: 300 locks taken at node 0, every operation an increment" "$out/lky.2.log" &&
+	"$b/bm" check "$out"/lky.?.hist || return 1
+	nodes lkyr 9500 "$o -P $pages -o 0" "$o -P $pages -o 1000 -w 30" \
+		"$o -P $pages -o 1000 -w 30" &&
+	"$b/bm" check "$out"/lkyr.?.hist > "$out/lkyr.json" &&
+	cat "$out/lkyr.json" &&
+	grep -q '"metric":"mutual_exclusion_violations","value":0,' "$out/lkyr.json" &&
+	grep -q '"metric":"lock_holds","value":2000,' "$out/lkyr.json"
+}
+tap "one-sided locks (-Y, RDMA atomics at the lock node): increments none lost, holds mutually exclusive, pages linearizable" \
+	onesided_locks
 # Node 2 dies holding a lock (-Z with -x waits until it holds one): the
 # lock node releases what it held and the others go on; its hold ends
 # at its death, so mutual exclusion is still checked across it.
@@ -466,9 +488,19 @@ forgeries() {
 	forged 13 8660 -o 50 -T &&
 	# with -B, a WRITE whose body is not its value's
 	forged 15 8670 -o 50 -B 64 &&
-	grep -q "node 0: node 1's WRITE of page 0: a body that is not" "$out/forge15.0.log"
+	grep -q "node 0: node 1's WRITE of page 0: a body that is not" "$out/forge15.0.log" &&
+	# with -Y (lock node 2, taking no locks): a LOCKTAB from a node that
+	# is not the lock node, a LOCK message where locks are one-sided
+	yforged 16 8680 && yforged 8 8690
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole, a WRITE whose body is not its value's)" \
+yforged() {	# yforged KIND PORT
+	yo="-o 50 -x -Y -l 2"
+	nodes "yforge$1" "$2" "$yo" "$yo -X $1" "-o 0 -x -Y -l 2"
+	[ $? = 1 ] &&
+	grep -q "node 1: sent node 0 a forgery ($1)" "$out/yforge$1.1.log" &&
+	grep -q 'node 0: .*Protocol error' "$out/yforge$1.0.log"
+}
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole, a WRITE whose body is not its value's, LOCKTAB not from the lock node, LOCK with -Y)" \
 	forgeries
 
 
@@ -687,6 +719,10 @@ refusals() {
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -D "$out" -m &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -F $addr &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -m &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -Y &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -Z 5 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -x -Y -o 10 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -X 16 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -R &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
