@@ -2105,10 +2105,12 @@ static int clock_measure(struct clock_fix *f)
 }
 
 /*
- * -R: our table, exported for remote READ on every peer's connection
- * (for as long as they last), and where it is, to each of them.
+ * -R, -Y: @len bytes at @addr exported with @access on every peer's
+ * connection (for as long as they last), and where they are (@tlen of
+ * them used) to each of them in a message of @type.
  */
-static int export_table(void)
+static int export_to_peers(void *addr, size_t len, uint32_t access, uint8_t type,
+			   uint32_t tlen)
 {
 	uint32_t conns[COH_NODES_MAX], id;
 	unsigned int i, k = 0, nseg = 1;
@@ -2120,41 +2122,29 @@ static int export_table(void)
 			conns[k++] = n.peer[i].conn;
 	if (!k)
 		return 0;
-	r = mrrc_export(n.fd, n.pub, n.pub_len, MRRC_ACCESS_REMOTE_READ, conns, k,
-			&seg, &nseg, &id);	/* it lives as long as the context */
+	r = mrrc_export(n.fd, addr, len, access, conns, k, &seg, &nseg,
+			&id);	/* it lives as long as the context */
 	if (r < 0)
 		return r;
 	for (i = 0; !r && i < n.nodes; i++)
 		if (i != n.id)
-			r = send_export(i, BM_EXPORT, seg.rkey, n.pages * n.pub_stride, seg.addr);
+			r = send_export(i, type, seg.rkey, tlen, seg.addr);
 	return r;
 }
 
-/*
- * -Y, at the lock node: the lock words, exported for RDMA atomics on
- * every peer's connection, and where they are, to each of them.
- */
+/* -R: our table, for remote READ */
+static int export_table(void)
+{
+	return export_to_peers(n.pub, n.pub_len, MRRC_ACCESS_REMOTE_READ, BM_EXPORT,
+			       n.pages * n.pub_stride);
+}
+
+/* -Y, at the lock node: the lock words, for RDMA atomics */
 static int export_locks(void)
 {
-	uint32_t conns[COH_NODES_MAX], id;
-	unsigned int i, k = 0, nseg = 1;
-	struct mrrc_seg seg;
-	int r;
-
-	for (i = 0; i < n.nodes; i++)
-		if (i != n.id)
-			conns[k++] = n.peer[i].conn;
-	if (!k)
-		return 0;
-	r = mrrc_export(n.fd, n.lkw, n.lkw_len,
-			MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC, conns, k,
-			&seg, &nseg, &id);	/* it lives as long as the context */
-	if (r < 0)
-		return r;
-	for (i = 0; !r && i < n.nodes; i++)
-		if (i != n.id)
-			r = send_export(i, BM_LOCKTAB, seg.rkey, n.pages * 8, seg.addr);
-	return r;
+	return export_to_peers(n.lkw, n.lkw_len,
+			       MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC,
+			       BM_LOCKTAB, n.pages * 8);
 }
 
 static bool all(bool (*pred)(const struct peer *))
