@@ -72,7 +72,8 @@ for ws in 2 4 8; do
 		for i in 0 1 2; do
 			sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/" $out/$n.$i.json
 		done
-		$b/bm check $out/$n.?.hist | sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/"
+		$b/bm check $out/$n.?.hist > $out/$n.check	# (a failed check fails the bench)
+		sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/" $out/$n.check
 		port=$((port + 100))
 		[ $port -lt 9000 ] || port=7200
 	done

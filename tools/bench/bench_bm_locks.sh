@@ -53,15 +53,19 @@ for rep in $(seq 1 "$reps"); do
 					}'
 			if [ $locks = one_sided ]; then
 				sed -n 's/^bm: node \([12]\): one-sided locks (-Y): \([0-9]*\) tries.*/\1 \2/p' \
-					$out/$n.1.log $out/$n.2.log |
-					while read -r node tries; do
-						printf '{"bench":"bm",%s"metric":"lock_tries_taken","value":%s,"unit":"tries","node":%s,"nodes":3,"pages":%s,"device":"rxe0","commit":"%s","date":"%s"}\n' \
-							"$keys" "$tries" "$node" "$pages" \
-							"${MRRC_COMMIT:-unknown}" "${MRRC_DATE:-unknown}"
-					done
+					$out/$n.1.log $out/$n.2.log > $out/$n.tries
+				[ "$(wc -l < $out/$n.tries)" = 2 ] || exit 1
+				while read -r node tries; do
+					printf '{"bench":"bm",%s"metric":"lock_tries_taken","value":%s,"unit":"tries","node":%s,"nodes":3,"pages":%s,"device":"rxe0","commit":"%s","date":"%s"}\n' \
+						"$keys" "$tries" "$node" "$pages" \
+						"${MRRC_COMMIT:-unknown}" "${MRRC_DATE:-unknown}"
+				done < $out/$n.tries
 			fi
-			$b/bm lat $out/$n.?.hist | sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/"
-			$b/bm check $out/$n.?.hist | sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/"
+			# (into a file first: a failed check fails the bench)
+			$b/bm lat $out/$n.?.hist > $out/$n.lat
+			$b/bm check $out/$n.?.hist > $out/$n.check
+			cat $out/$n.lat $out/$n.check |
+				sed "s/^{\"bench\":\"bm\",/{\"bench\":\"bm\",$keys/"
 			port=$((port + 100))
 		done
 	done

@@ -90,6 +90,8 @@
 #define WR_ATOM		4u	/* -Y: a lock asked for */
 #define WR_UNDO		5u	/* -Y: a shared one taken back */
 #define WR_REL		6u	/* -Y: a lock given back */
+#define WR_WAIT		7u	/* -Y: a writer says it waits */
+#define WR_PROBE	8u	/* -Y: a reader looks */
 #define READ_AGAIN_MAX	1000u	/* torn READs of one read: a home that lies */
 #define IDLE_LIMIT_NS	60000000000ull	/* no progress this long: give up */
 
@@ -191,6 +193,9 @@ struct slot {
 	unsigned int lk, stage;
 	bool excl, doomed;	/* doomed: the page's home died while it asked */
 	uint64_t ticket, ask_ns, hold_ns;
+	/* -Y: a writer counted among the waiting; the lock word last seen */
+	bool lk_queued;
+	uint64_t lk_seen;
 };
 
 /*
@@ -1015,26 +1020,43 @@ static int lock_emit(unsigned int page, const struct lock_out *out)
  * -Y: the locks without the lock node's CPU (the paper's "atomics where
  * the protocol allows").  Page p's lock is word p of the lock node's
  * table, exported for RDMA atomics: bits 0-31 the nodes holding it
- * shared (node i's bit 1 << i: a node has at most one request per
- * page, its slots queue behind each other here), bits 32-39 one more
- * than the node holding it exclusive.  Shared: a FETCH_ADD of our bit,
- * granted if the word it found had no exclusive holder, else taken
- * back (a FETCH_ADD of its negation) and asked again.  Exclusive: a
- * CMP_SWAP of 0 for our holder byte, granted if the word was 0, else
- * asked again.  Given back with a FETCH_ADD of the negation.  Each
- * node's adds and subtractions of its own bits alternate (one request
- * per page, and one QP, in order), so the word always holds the sum of
- * what is held and what is being tried.  Nothing queues: no order
- * among the askers, and a stream of readers can keep a writer out (the
- * message locks, lock.c, are fair).  The lock node takes no locks
- * itself (its CPU's stores would not be atomic with the device's
- * atomics: rxe's are ATOMIC_HCA); a node that dies holding a lock
- * leaves it held (-Y is not for deaths: an asker gives up after
- * IDLE_LIMIT_NS); and every peer can change every word: the nodes trust
- * each other with the locks, as with the messages' senders.
+ * shared or trying to (node i's bit 1 << i: a node has at most one
+ * request per page, its slots queue behind each other here), bits 32-39
+ * one more than the node holding it exclusive, bits 40-47 how many
+ * writers wait.
+ *
+ * A reader adds its bit (FETCH_ADD) and has the lock if the word it
+ * found had no holder and no writer waiting; else it takes the bit back
+ * and looks (a FETCH_ADD of 0) until the word has neither, then adds it
+ * again: it sets no bit while a writer waits, so that the writer's
+ * CMP_SWAP can find the word without readers (writers first, as
+ * lock.c's queue).  A writer swaps 0 for its holder byte (CMP_SWAP);
+ * if the word was not 0 it counts itself among the waiting (FETCH_ADD)
+ * and swaps "the waiting, nothing else" for "one fewer waiting, and its
+ * byte", with the count it last saw, until that is what the word is.
+ * Given back with a FETCH_ADD: minus the bit, or minus the byte.
+ *
+ * Each node's adds and subtractions of its own bit, byte and count
+ * alternate (one request per page, and one QP, executed in order), so
+ * the word is always the sum of what is held, tried and waited for.
+ * Among readers, and among writers, no order: who tries first when the
+ * word comes free.  The lock node takes no locks itself (its CPU's
+ * stores would not be atomic with the device's atomics: rxe's are
+ * ATOMIC_HCA); a node that dies holding a lock, or counted as waiting,
+ * leaves it so (-Y is not for deaths: an asker gives up IDLE_LIMIT_NS
+ * after its operation began); and every peer can change every word: the
+ * nodes trust each other with the locks, as with the messages' senders.
  */
 #define LKW_SHARED(node)	(1ull << (node))
 #define LKW_EXCL(node)		((uint64_t)((node) + 1) << 32)
+#define LKW_EXCL_MASK		(0xffull << 32)
+#define LKW_WAIT_ONE		(1ull << 40)
+#define LKW_WAIT_MASK		(0xffull << 40)
+
+static bool is_atom(unsigned int kind)
+{
+	return kind >= WR_ATOM && kind <= WR_PROBE;
+}
 
 static int post_atomic(unsigned int kind, unsigned int i, unsigned int page, uint8_t op,
 		       uint64_t add, uint64_t swap)
@@ -1059,15 +1081,19 @@ static int post_atomic(unsigned int kind, unsigned int i, unsigned int page, uin
 static int lock_try(struct slot *sl)
 {
 	unsigned int i = sl - n.slot;
+	uint64_t w = sl->lk_seen & LKW_WAIT_MASK;	/* writers waiting, we among them */
 
 	if (bm_now_ns() - sl->ask_ns > IDLE_LIMIT_NS) {
-		fprintf(stderr, PROG ": node %u: page %u's lock not had in %llu s (its holder dead?)\n",
+		fprintf(stderr, PROG ": node %u: page %u's lock not had %llu s after its operation began (its holder dead?)\n",
 			n.id, sl->page, IDLE_LIMIT_NS / 1000000000ull);
 		return -ETIMEDOUT;
 	}
-	return sl->excl ?
-	       post_atomic(WR_ATOM, i, sl->page, MRRC_OP_CMP_SWAP, 0, LKW_EXCL(n.id)) :
-	       post_atomic(WR_ATOM, i, sl->page, MRRC_OP_FETCH_ADD, LKW_SHARED(n.id), 0);
+	if (!sl->excl)
+		return post_atomic(WR_ATOM, i, sl->page, MRRC_OP_FETCH_ADD, LKW_SHARED(n.id), 0);
+	if (!sl->lk_queued)
+		return post_atomic(WR_ATOM, i, sl->page, MRRC_OP_CMP_SWAP, 0, LKW_EXCL(n.id));
+	return post_atomic(WR_ATOM, i, sl->page, MRRC_OP_CMP_SWAP, w,
+			   w - LKW_WAIT_ONE + LKW_EXCL(n.id));
 }
 
 /* -Y: slot @i's atomic of kind @kind is back; -EPROTO if none was out. */
@@ -1086,18 +1112,38 @@ static int atom_done(unsigned int kind, unsigned int i)
 {
 	struct slot *sl = &n.slot[i];
 	uint64_t old = n.atom[i];
+	bool taken = old & (LKW_EXCL_MASK | LKW_WAIT_MASK);
 
 	if (kind == WR_REL)
 		return 0;
-	if (!sl->busy || sl->lk != LK_ASKED)
+	if (!sl->busy || sl->lk != LK_ASKED || (kind == WR_WAIT && !sl->excl) ||
+	    ((kind == WR_UNDO || kind == WR_PROBE) && sl->excl))
 		return -EPROTO;
-	if (kind == WR_UNDO)
+	switch (kind) {
+	case WR_UNDO:		/* our bit taken back: look until it is free */
+		return post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0);
+	case WR_PROBE:
+		return taken ? post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0) :
+			       lock_try(sl);
+	case WR_WAIT:		/* counted among the waiting */
+		sl->lk_queued = true;
+		sl->lk_seen = old + LKW_WAIT_ONE;
 		return lock_try(sl);
-	if (sl->excl ? !old : !(old >> 32))
-		return granted_here(sl->page, sl->excl);
+	}
+	if (!sl->excl) {
+		if (!taken)
+			return granted_here(sl->page, false);
+		n.lock_refused++;
+		return post_atomic(WR_UNDO, i, sl->page, MRRC_OP_FETCH_ADD, -LKW_SHARED(n.id), 0);
+	}
+	if (old == (sl->lk_queued ? sl->lk_seen & LKW_WAIT_MASK : 0)) {
+		sl->lk_queued = false;
+		return granted_here(sl->page, true);
+	}
 	n.lock_refused++;
-	return sl->excl ? lock_try(sl) :
-	       post_atomic(WR_UNDO, i, sl->page, MRRC_OP_FETCH_ADD, -LKW_SHARED(n.id), 0);
+	sl->lk_seen = old;
+	return sl->lk_queued ? lock_try(sl) :
+	       post_atomic(WR_WAIT, i, sl->page, MRRC_OP_FETCH_ADD, LKW_WAIT_ONE, 0);
 }
 
 /*
@@ -1323,7 +1369,7 @@ static int on_msg(unsigned int from, const struct bm_msg *m, const uint8_t *body
 		struct peer *p = &n.peer[from];
 
 		if (!n.one_lock || from != n.lock_node || p->lkw_known ||
-		    m->len != n.pages * 8 || !m->value)
+		    m->len != n.pages * 8 || !m->value || m->value % 8)
 			return -EPROTO;
 		p->lkw_addr = m->value;
 		p->lkw_rkey = m->page;
@@ -1591,7 +1637,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 			return -EPROTO;
 		n.read_out[slot] = false;	/* the buffer is ours again */
 	}
-	if (kind == WR_ATOM || kind == WR_UNDO || kind == WR_REL) {
+	if (is_atom(kind)) {
 		if (!n.one_lock || peer != n.lock_node || atom_back(kind, slot))
 			return -EPROTO;
 	}
@@ -1616,7 +1662,7 @@ static int handle_cqe(const struct mrrc_cqe *e)
 	}
 	if (kind == WR_READ)
 		return read_done(peer, slot);
-	if (kind == WR_ATOM || kind == WR_UNDO || kind == WR_REL)
+	if (is_atom(kind))
 		return atom_done(kind, slot);
 	if (kind != WR_RECV || slot >= RECV_SLOTS || e->byte_len < sizeof(m))
 		return -EPROTO;
@@ -2271,10 +2317,32 @@ static int frames_init(const char *dir)
  * without a message: with the copies', what sits below the p50 or not)
  * or the file served.
  */
+/* The mean, p50 and p99 of @k latencies in ns at @x (sorted here), in µs. */
+struct lat_stats {
+	double mean_us, p50_us, p99_us;
+};
+
+static struct lat_stats lat_stats(uint64_t *x, size_t k)
+{
+	struct lat_stats st = { 0 };
+	long double sum = 0;
+	size_t i;
+
+	if (!k)
+		return st;
+	qsort(x, k, sizeof(*x), bm_cmp_u64);
+	for (i = 0; i < k; i++)
+		sum += x[i];
+	st.mean_us = (double)(sum / k) / 1e3;
+	st.p50_us = (double)bm_percentile(x, k, 50) / 1e3;
+	st.p99_us = (double)bm_percentile(x, k, 99) / 1e3;
+	return st;
+}
+
 static int frames_report(uint64_t ns)
 {
 	uint64_t *lat = malloc((n.nhist + 1) * sizeof(*lat));
-	long double sum = 0;
+	struct lat_stats st;
 	size_t i, k = 0;
 	unsigned int m;
 
@@ -2287,9 +2355,7 @@ static int frames_report(uint64_t ns)
 		    (h->kind == K_READ || h->kind == K_WRITE || h->kind == K_READ_1S))
 			lat[k++] = h->op.res - h->op.inv;
 	}
-	qsort(lat, k, sizeof(*lat), bm_cmp_u64);
-	for (i = 0; i < k; i++)
-		sum += lat[i];
+	st = lat_stats(lat, k);
 	for (m = 0; m < 8; m++) {
 		static const char *const metric[] = {
 			"throughput_ops", "fix_mean_us", "fix_p50_us", "fix_p99_us",
@@ -2297,9 +2363,7 @@ static int frames_report(uint64_t ns)
 		static const char *const unit[] = {
 			"ops/s", "us", "us", "us", "ops", "ops", "pages", "pages" };
 		double v = m == 0 ? n.completed * 1e9 / (double)(ns ? ns : 1) :
-			   m == 1 ? (k ? (double)(sum / k) / 1e3 : 0) :
-			   m == 2 ? (k ? bm_percentile(lat, k, 50) / 1e3 : 0) :
-			   m == 3 ? (k ? bm_percentile(lat, k, 99) / 1e3 : 0) :
+			   m == 1 ? st.mean_us : m == 2 ? st.p50_us : m == 3 ? st.p99_us :
 			   m == 4 ? (double)n.copy_hits :
 			   m == 5 ? (double)n.home_reads :
 			   m == 6 ? (double)n.home_loads : (double)n.home_stores;
@@ -2448,7 +2512,8 @@ static int cmd_node(int argc, char **argv)
 	    (n.onesided && n.nodes > MRRC_EXPORT_CONNS + 1) ||
 	    ((n.forge == 11 || n.forge == 12) && !n.onesided) || (n.forge == 13 && !n.clocks) ||
 	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
-	    (n.one_lock && (!n.locking || n.die_at || (n.id == n.lock_node && n.ops))) ||
+	    (n.one_lock && (!n.locking || n.die_at || (n.id == n.lock_node && n.ops) ||
+			    n.nodes > MRRC_EXPORT_CONNS + 1)) ||
 	    (n.forge == 16 && !n.one_lock) ||
 	    (!n.home_frames != !(dir || fsrv)) || (dir && fsrv) || (map && !fsrv) ||
 	    (n.home_frames && n.onesided) ||
@@ -2780,23 +2845,32 @@ static struct hist_locks hist_locks(const char *header)
 	return h;
 }
 
+/*
+ * A number a history's header gives after " @key " (a header of an older
+ * bm that has no such key: @dflt).
+ */
+static unsigned int hist_key(const char *header, const char *key, unsigned int dflt)
+{
+	size_t k = strlen(key);
+	const char *p;
+	unsigned int v;
+
+	for (p = strstr(header, key); p; p = strstr(p + 1, key))
+		if (p > header && p[-1] == ' ' && p[k] == ' ')
+			return sscanf(p + k + 1, "%u", &v) == 1 ? v : dflt;
+	return dflt;
+}
+
 /* Whether a history's header says its reads were one-sided (-R). */
 static bool hist_one_sided(const char *header)
 {
-	static const char key[] = " one_sided ";
-	const char *p = strstr(header, key);
-
-	return p && p[sizeof(key) - 1] == '1';
+	return hist_key(header, "one_sided", 0) == 1;
 }
 
 /* How many bytes a history's pages had (-B; 8 if it does not say). */
 static unsigned int hist_page_bytes(const char *header)
 {
-	static const char key[] = " page_bytes ";
-	const char *p = strstr(header, key);
-	unsigned int b;
-
-	return p && sscanf(p + sizeof(key) - 1, "%u", &b) == 1 ? b : 8;
+	return hist_key(header, "page_bytes", 8);
 }
 
 /*
@@ -3273,19 +3347,16 @@ static int cmd_lat(int argc, char **argv)
 			static const char *const metric[] = {
 				"op_count", "op_mean_us", "op_p50_us", "op_p99_us" };
 			uint64_t *x = g[w][l].v;
-			size_t nx = g[w][l].n, i, m;
-			long double sum = 0;
+			size_t nx = g[w][l].n, m;
+			struct lat_stats st;
 			double val;
 
 			if (r || !nx)
 				goto next;
-			qsort(x, nx, sizeof(*x), bm_cmp_u64);
-			for (i = 0; i < nx; i++)
-				sum += x[i];
+			st = lat_stats(x, nx);
 			for (m = 0; m < 4; m++) {
-				val = m == 0 ? (double)nx :
-				      m == 1 ? (double)(sum / nx) / 1e3 :
-				      (double)bm_percentile(x, nx, m == 2 ? 50 : 99) / 1e3;
+				val = m == 0 ? (double)nx : m == 1 ? st.mean_us :
+				      m == 2 ? st.p50_us : st.p99_us;
 				printf("{\"bench\":\"bm\",\"metric\":\"%s\",\"value\":%.6g,"
 				       "\"unit\":\"%s\",\"op\":\"%s\",\"where\":\"%s\","
 				       "\"nodes\":%u,\"pages\":%u,\"histories\":%u,\"inflight\":%u,"

@@ -489,13 +489,15 @@ forgeries() {
 	# with -B, a WRITE whose body is not its value's
 	forged 15 8670 -o 50 -B 64 &&
 	grep -q "node 0: node 1's WRITE of page 0: a body that is not" "$out/forge15.0.log" &&
-	# with -Y (lock node 2, taking no locks): a LOCKTAB from a node that
-	# is not the lock node, a LOCK message where locks are one-sided
-	yforged 16 8680 && yforged 8 8690
+	# with -Y: a LOCKTAB from a node that is not the lock node (node 2
+	# the lock node); a LOCK message to a lock node whose locks are
+	# one-sided (node 0, taking none)
+	yforged 16 8680 "-o 50" "-o 0 -l 2" &&
+	yforged 8 8690 "-o 0" "-o 50"
 }
-yforged() {	# yforged KIND PORT
-	yo="-o 50 -x -Y -l 2"
-	nodes "yforge$1" "$2" "$yo" "$yo -X $1" "-o 0 -x -Y -l 2"
+yforged() {	# yforged KIND PORT NODE0_OPTIONS NODE2_OPTIONS (-l for all)
+	l=$(echo "$4" | sed -n 's/.*-l \([0-9]\).*/-l \1/p')
+	nodes "yforge$1" "$2" "$3 -x -Y $l" "-o 50 -x -Y $l -X $1" "$4 -x -Y"
 	[ $? = 1 ] &&
 	grep -q "node 1: sent node 0 a forgery ($1)" "$out/yforge$1.1.log" &&
 	grep -q 'node 0: .*Protocol error' "$out/yforge$1.0.log"
