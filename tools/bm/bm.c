@@ -1077,17 +1077,25 @@ static int post_atomic(unsigned int kind, unsigned int i, unsigned int page, uin
 	return r == -ENOTCONN ? 0 : r;
 }
 
+/* -Y: -ETIMEDOUT if @sl has waited too long for its lock (a holder, or a waiting writer, dead?) */
+static int lock_late(const struct slot *sl)
+{
+	if (bm_now_ns() - sl->ask_ns <= IDLE_LIMIT_NS)
+		return 0;
+	fprintf(stderr, PROG ": node %u: page %u's lock not had %llu s after its operation began (its holder dead?)\n",
+		n.id, sl->page, IDLE_LIMIT_NS / 1000000000ull);
+	return -ETIMEDOUT;
+}
+
 /* -Y: slot @sl asks for its page's lock, or again */
 static int lock_try(struct slot *sl)
 {
 	unsigned int i = sl - n.slot;
 	uint64_t w = sl->lk_seen & LKW_WAIT_MASK;	/* writers waiting, we among them */
+	int r = lock_late(sl);
 
-	if (bm_now_ns() - sl->ask_ns > IDLE_LIMIT_NS) {
-		fprintf(stderr, PROG ": node %u: page %u's lock not had %llu s after its operation began (its holder dead?)\n",
-			n.id, sl->page, IDLE_LIMIT_NS / 1000000000ull);
-		return -ETIMEDOUT;
-	}
+	if (r)
+		return r;
 	if (!sl->excl)
 		return post_atomic(WR_ATOM, i, sl->page, MRRC_OP_FETCH_ADD, LKW_SHARED(n.id), 0);
 	if (!sl->lk_queued)
@@ -1123,8 +1131,9 @@ static int atom_done(unsigned int kind, unsigned int i)
 	case WR_UNDO:		/* our bit taken back: look until it is free */
 		return post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0);
 	case WR_PROBE:
-		return taken ? post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0) :
-			       lock_try(sl);
+		if (!taken)
+			return lock_try(sl);
+		return lock_late(sl) ?: post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0);
 	case WR_WAIT:		/* counted among the waiting */
 		sl->lk_queued = true;
 		sl->lk_seen = old + LKW_WAIT_ONE;
@@ -1746,16 +1755,17 @@ static uint64_t new_value(void)
  * table, and node 0's READs with its made-up key could fail before the
  * real one came); with -T, a SYNC with a value; with -B, DATA whose
  * bodies are not their values' (one bit flipped, in every DATA it sends),
- * and a WRITE of page 0 (node 0's) whose body is not its value's; a
- * LOCKTAB from a node that is not the lock node.
+ * and a WRITE of page 0 (node 0's) whose body is not its value's; with
+ * -Y, a LOCKTAB from a node that is not the lock node, and one from the
+ * lock node at an address no atomic can use (not a multiple of 8).
  */
-#define FORGE_KINDS 16u
+#define FORGE_KINDS 17u
 static int forge(unsigned int kind)
 {
 	static const uint8_t type[FORGE_KINDS] = {
 		BM_ALLOCATED, BM_FREED, BM_FREE, COH_M_WRITE, BM_ALLOC,
 		BM_UNLOCK, BM_GRANTED, BM_LOCK, BM_SYNCED, BM_EXPORT, 0, BM_EXPORT,
-		BM_SYNC, 0, COH_M_WRITE, BM_LOCKTAB };
+		BM_SYNC, 0, COH_M_WRITE, BM_LOCKTAB, BM_LOCKTAB };
 	uint64_t value = kind == 4 || kind == 15 ? new_value() : kind == 13 ? 1 : 0;
 	unsigned int p;
 	int r = 0;
@@ -1765,6 +1775,8 @@ static int forge(unsigned int kind)
 				   4096);
 	if (kind == 16)		/* where lock words are, from a node that has none */
 		return send_export(0, BM_LOCKTAB, 1, n.pages * 8, 4096);
+	if (kind == 17)		/* the lock node's, before the real one: misaligned */
+		return send_export(0, BM_LOCKTAB, 1, n.pages * 8, 4100);
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
 			return -EINVAL;
@@ -2514,7 +2526,8 @@ static int cmd_node(int argc, char **argv)
 	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
 	    (n.one_lock && (!n.locking || n.die_at || (n.id == n.lock_node && n.ops) ||
 			    n.nodes > MRRC_EXPORT_CONNS + 1)) ||
-	    (n.forge == 16 && !n.one_lock) ||
+	    (n.forge == 16 && (!n.one_lock || n.id == n.lock_node)) ||
+	    (n.forge == 17 && (!n.one_lock || n.id != n.lock_node)) ||
 	    (!n.home_frames != !(dir || fsrv)) || (dir && fsrv) || (map && !fsrv) ||
 	    (n.home_frames && n.onesided) ||
 	    ((n.frames || n.home_frames) && n.dht)) {

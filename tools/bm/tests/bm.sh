@@ -491,18 +491,20 @@ forgeries() {
 	grep -q "node 0: node 1's WRITE of page 0: a body that is not" "$out/forge15.0.log" &&
 	# with -Y: a LOCKTAB from a node that is not the lock node (node 2
 	# the lock node); a LOCK message to a lock node whose locks are
-	# one-sided (node 0, taking none)
-	yforged 16 8680 "-o 50" "-o 0 -l 2" &&
-	yforged 8 8690 "-o 0" "-o 50"
+	# one-sided (node 0, taking none); a LOCKTAB from the lock node
+	# (node 1) at an address not a multiple of 8
+	yforged 16 8680 "-o 50" "-o 50" "-o 0 -l 2" &&
+	yforged 8 8690 "-o 0" "-o 50" "-o 50" &&
+	yforged 17 8700 "-o 50 -l 1" "-o 0" "-o 50 -l 1"
 }
-yforged() {	# yforged KIND PORT NODE0_OPTIONS NODE2_OPTIONS (-l for all)
-	l=$(echo "$4" | sed -n 's/.*-l \([0-9]\).*/-l \1/p')
-	nodes "yforge$1" "$2" "$3 -x -Y $l" "-o 50 -x -Y $l -X $1" "$4 -x -Y"
+yforged() {	# yforged KIND PORT NODE0_OPTIONS NODE1_OPTIONS NODE2_OPTIONS
+	l=$(echo "$3 $5" | sed -n 's/.*-l \([0-9]\).*/-l \1/p')
+	nodes "yforge$1" "$2" "$3 -x -Y $l" "$4 -x -Y $l -X $1" "$5 -x -Y $l"
 	[ $? = 1 ] &&
 	grep -q "node 1: sent node 0 a forgery ($1)" "$out/yforge$1.1.log" &&
 	grep -q 'node 0: .*Protocol error' "$out/yforge$1.0.log"
 }
-tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole, a WRITE whose body is not its value's, LOCKTAB not from the lock node, LOCK with -Y)" \
+tap "forged messages end the run (ALLOCATED, FREED, FREE, WRITE of a page not held, ALLOC without -K, UNLOCK not held, GRANTED not from the lock node, a second LOCK, SYNCED not asked for, EXPORT without -R, of another length or twice, SYNC with a value, a table that never reads whole, a WRITE whose body is not its value's, LOCKTAB not from the lock node or misaligned, LOCK with -Y)" \
 	forgeries
 
 
@@ -725,6 +727,8 @@ refusals() {
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -Z 5 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -x -Y -o 10 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -X 16 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -l 1 -o 0 -X 16 &&
+	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -X 17 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -R &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
