@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -776,10 +777,6 @@ def t_bm_bufmgr(datadir):
             return [r for r in rows if r.get("ws_factor") == ws and r.get("tier") == tier
                     and r["metric"] == metric and r.get("rep", 1) == rep]
 
-        def med(xs):
-            xs = sorted(xs)
-            k = len(xs)
-            return xs[k // 2] if k % 2 else (xs[k // 2 - 1] + xs[k // 2]) / 2
         reps = sorted({r.get("rep", 1) for r in rows if r.get("ws_factor") == ws})
         cells, ops = None, {}
         for tier in ("memory", "remote", "file"):
@@ -794,12 +791,10 @@ def t_bm_bufmgr(datadir):
                 if cells is None:
                     cells = [f"{ws}× ({t[0]['pages']})", grouped(t[0]["frames"]),
                              str(len(reps))]
-            if not thr:
-                raise DataError(f"bm-bufmgr: no {tier} lines at {ws}x")
-            ops[tier] = med(thr)
-            cells += [grouped(ops[tier]), f"{med(p99):.0f}"]
-        cells.append(grouped(med([sum(r["value"] for r in node_rows("file", "file_reads", rep))
-                                  for rep in reps])))
+            ops[tier] = statistics.median(thr)
+            cells += [grouped(ops[tier]), f"{statistics.median(p99):.0f}"]
+        cells.append(grouped(statistics.median(
+            [sum(r["value"] for r in node_rows("file", "file_reads", rep)) for rep in reps])))
         bad = sum(r["value"] for r in rows if r.get("ws_factor") == ws
                   and r["metric"] == "linearizability_violations")
         checked = sum(r["value"] for r in rows if r.get("ws_factor") == ws
@@ -811,8 +806,8 @@ def t_bm_bufmgr(datadir):
         raise DataError("bm-bufmgr: no lines")
     return table(["working set (pages)", "frames", "runs", "memory ops/s", "p99 µs",
                   "remote ops/s", "p99 µs", "file ops/s", "p99 µs",
-                  "pages spilled back", "remote ÷ memory", "file ÷ remote",
-                  "ops checked", "not linearizable"], body) + where(rows)
+                  "file tier: pages read back", "remote ÷ memory", "file ÷ remote",
+                  "ops checked (all runs)", "not linearizable"], body) + where(rows)
 
 
 def t_bm_locks(datadir):
@@ -825,11 +820,9 @@ def t_bm_locks(datadir):
     rows = load(datadir, "bm-locks")
 
     def med(xs):
-        xs = sorted(xs)
-        k = len(xs)
-        if not k:
+        if not xs:
             raise DataError("bm-locks: a configuration without lines")
-        return xs[k // 2] if k % 2 else (xs[k // 2 - 1] + xs[k // 2]) / 2
+        return statistics.median(xs)
     body = []
     for pages in sorted({r["pages"] for r in rows if r["metric"] == "lock_throughput_ops"}):
         cells, thr = [str(pages)], {}
@@ -841,8 +834,13 @@ def t_bm_locks(datadir):
             for op in ("exclusive_lock", "shared_lock"):
                 cells.append(f"""{med([r["value"] for r in sel if r["metric"] == "op_p50_us"
                                        and r.get("op") == op and r.get("where") == "remote"]):.0f}""")
-        tries = [sum(r["value"] for r in rows if r.get("pages") == pages and r.get("rep") == rep
-                     and r["metric"] == "lock_tries_taken") for rep in reps]
+        tries = []
+        for rep in reps:
+            t = [r["value"] for r in rows if r.get("pages") == pages and r.get("rep") == rep
+                 and r["metric"] == "lock_tries_taken"]
+            if len(t) != 2:
+                raise DataError(f"bm-locks: {pages} pages, rep {rep}: not 2 nodes' tries")
+            tries.append(sum(t))
         sel = [r for r in rows if r.get("pages") == pages]
         cells += [grouped(med(tries)), ratio(thr["one_sided"], thr["message"]),
                   grouped(sum(r["value"] for r in sel if r["metric"] == "linearizability_ops")),
@@ -854,7 +852,7 @@ def t_bm_locks(datadir):
         raise DataError("bm-locks: no lines")
     return table(["pages", "message ops/s", "exclusive p50 µs", "shared p50 µs",
                   "one-sided ops/s", "exclusive p50 µs", "shared p50 µs",
-                  "tries found taken", "one-sided ÷ message", "ops checked",
+                  "tries found taken", "one-sided ÷ message", "ops checked (all runs)",
                   "violations"], body) + where(rows)
 
 

@@ -17,7 +17,9 @@
 # and 64.  Each configuration BM_REPS (3) times, one after the other.
 # JSON lines, keys locks, pages, rep:
 #   lock_throughput_ops   nodes 1 and 2's operations per second, together
-#                         (each node's operations over its own run time)
+#                         (each node's operations over the time from its
+#                         first to the end of its last, not the serving
+#                         of the others until they are done)
 #   lock_tries_taken      -Y: tries that found the lock taken (per node)
 #   op_count, op_mean_us, op_p50_us, op_p99_us (bm lat: shared_lock and
 #                         exclusive_lock, from asking to the grant; read
@@ -41,12 +43,15 @@ for rep in $(seq 1 "$reps"); do
 			n=$locks$pages.$rep
 			cluster "$n" $port 0 "$ops" 4 30 "$o"
 			keys="\"locks\":\"$locks\",\"rep\":$rep,"
-			# "node I: N operations in S s": nodes 1 and 2's rates
-			sed -n 's/^bm: node [12]: \([0-9]*\) operations in \([0-9.]*\) s.*/\1 \2/p' \
-				$out/$n.1.log $out/$n.2.log |
+			# nodes 1 and 2's rates: their operations over the time
+			# their own took ("its own operations took S s")
+			for i in 1 2; do
+				echo "$ops $(sed -n 's/^bm: node [12]: its own operations took \([0-9.]*\) s$/\1/p' \
+					$out/$n.$i.log)"
+			done |
 				awk -v k="$keys" -v p="$pages" -v c="${MRRC_COMMIT:-unknown}" \
 					-v d="${MRRC_DATE:-unknown}" '
-					{ t += $1 / $2; m++ }
+					NF == 2 && $2 > 0 { t += $1 / $2; m++ }
 					END {
 						if (m != 2) exit 1
 						printf "{\"bench\":\"bm\",%s\"metric\":\"lock_throughput_ops\",\"value\":%.1f,\"unit\":\"ops/s\",\"nodes\":3,\"pages\":%s,\"inflight\":4,\"write_pct\":30,\"device\":\"rxe0\",\"commit\":\"%s\",\"date\":\"%s\"}\n", k, t, p, c, d

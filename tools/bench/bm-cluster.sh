@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh disable=SC2154	# (pages, out: the caller's)
-# Sourced by bench_bm.sh and bench_bm_pages.sh (run from the repository's
-# top, as tools/bench/run.sh runs them), which set pages and out (where
-# the histories and logs go) before they call cluster().
+# Sourced by bench_bm.sh, bench_bm_pages.sh, bench_bm_bufmgr.sh and
+# bench_bm_locks.sh (run from the repository's top, as tools/bench/run.sh
+# runs them), which set pages and out (where the histories and logs go)
+# before they call cluster().
 b=build/tools
 addr=10.211.0.1
 trap 'kill $(jobs -p) 2> /dev/null || :' EXIT

@@ -1775,7 +1775,7 @@ static int forge(unsigned int kind)
 				   4096);
 	if (kind == 16)		/* where lock words are, from a node that has none */
 		return send_export(0, BM_LOCKTAB, 1, n.pages * 8, 4096);
-	if (kind == 17)		/* the lock node's, before the real one: misaligned */
+	if (kind == 17)		/* the lock node's, instead of the real one: misaligned */
 		return send_export(0, BM_LOCKTAB, 1, n.pages * 8, 4100);
 	if (kind == 11) {	/* -R: our table's check words lie, for good */
 		if (!n.pub)
@@ -1789,7 +1789,7 @@ static int forge(unsigned int kind)
 		n.body_lie = true;
 		return 0;
 	}
-	if (kind == 8)		/* the first is an honest one */
+	if (kind == 8 && !n.one_lock)	/* the first is an honest one (-Y: the only one) */
 		r = send_msg(0, BM_LOCK, 0, 1);
 	return r ?: send_msg(0, type[kind - 1], kind == 1 ? n.id : 0, value);
 }
@@ -2168,7 +2168,7 @@ static int clock_measure(struct clock_fix *f)
  * them used) to each of them in a message of @type.
  */
 static int export_to_peers(void *addr, size_t len, uint32_t access, uint8_t type,
-			   uint32_t tlen)
+			   uint32_t tlen, unsigned int skip)
 {
 	uint32_t conns[COH_NODES_MAX], id;
 	unsigned int i, k = 0, nseg = 1;
@@ -2185,7 +2185,7 @@ static int export_to_peers(void *addr, size_t len, uint32_t access, uint8_t type
 	if (r < 0)
 		return r;
 	for (i = 0; !r && i < n.nodes; i++)
-		if (i != n.id)
+		if (i != n.id && i != skip)
 			r = send_export(i, type, seg.rkey, tlen, seg.addr);
 	return r;
 }
@@ -2194,15 +2194,16 @@ static int export_to_peers(void *addr, size_t len, uint32_t access, uint8_t type
 static int export_table(void)
 {
 	return export_to_peers(n.pub, n.pub_len, MRRC_ACCESS_REMOTE_READ, BM_EXPORT,
-			       n.pages * n.pub_stride);
+			       n.pages * n.pub_stride, n.nodes);
 }
 
 /* -Y, at the lock node: the lock words, for RDMA atomics */
 static int export_locks(void)
 {
+	/* -X 17: node 0 has the forged one instead */
 	return export_to_peers(n.lkw, n.lkw_len,
 			       MRRC_ACCESS_REMOTE_READ | MRRC_ACCESS_REMOTE_ATOMIC,
-			       BM_LOCKTAB, n.pages * 8);
+			       BM_LOCKTAB, n.pages * 8, n.forge == 17 ? 0 : n.nodes);
 }
 
 static bool all(bool (*pred)(const struct peer *))
@@ -2321,14 +2322,6 @@ static int frames_init(const char *dir)
 	return r;
 }
 
-/*
- * -f, -M: what the buffer manager's levels did, as JSON lines: the
- * node's reads and writes (FIX and UNFIX) per second over @ns, their
- * latency (mean, p50, p99; the abandoned ones left out), and how often
- * a copy (the node's frames), the node's own home pages (reads answered
- * without a message: with the copies', what sits below the p50 or not)
- * or the file served.
- */
 /* The mean, p50 and p99 of @k latencies in ns at @x (sorted here), in µs. */
 struct lat_stats {
 	double mean_us, p50_us, p99_us;
@@ -2351,6 +2344,14 @@ static struct lat_stats lat_stats(uint64_t *x, size_t k)
 	return st;
 }
 
+/*
+ * -f, -M: what the buffer manager's levels did, as JSON lines: the
+ * node's reads and writes (FIX and UNFIX) per second over @ns, their
+ * latency (mean, p50, p99; the abandoned ones left out), and how often
+ * a copy (the node's frames), the node's own home pages (reads answered
+ * without a message: with the copies', what sits below the p50 or not)
+ * or the file served.
+ */
 static int frames_report(uint64_t ns)
 {
 	uint64_t *lat = malloc((n.nhist + 1) * sizeof(*lat));
@@ -2526,6 +2527,7 @@ static int cmd_node(int argc, char **argv)
 	    ((n.forge == 14 || n.forge == 15) && n.page_bytes == 8) || n.page_bytes % 8 ||
 	    (n.one_lock && (!n.locking || n.die_at || (n.id == n.lock_node && n.ops) ||
 			    n.nodes > MRRC_EXPORT_CONNS + 1)) ||
+	    (n.forge && !n.id) ||	/* forgeries go to node 0 */
 	    (n.forge == 16 && (!n.one_lock || n.id == n.lock_node)) ||
 	    (n.forge == 17 && (!n.one_lock || n.id != n.lock_node)) ||
 	    (!n.home_frames != !(dir || fsrv)) || (dir && fsrv) || (map && !fsrv) ||
@@ -2780,6 +2782,22 @@ static int cmd_node(int argc, char **argv)
 	if (n.one_lock && n.id != n.lock_node)
 		fprintf(stderr, PROG ": node %u: one-sided locks (-Y): %lu tries found the lock taken\n",
 			n.id, n.lock_refused);
+	if (n.locking)
+		fprintf(stderr, PROG ": node %u: its own operations took %.2f s\n", n.id,
+			n.work_ns / 1e9);
+	/*
+	 * -Y, at the lock node: every node's DONE came after its releases
+	 * (one connection, in order), so every word is 0 again, or a take,
+	 * a give-back or a count was lost or made twice (a dead node's
+	 * stay: not checked then).
+	 */
+	for (i = 0; n.lkw && all(is_alive) && i < n.pages; i++) {
+		if (n.lkw[i]) {
+			fprintf(stderr, PROG ": node %u: page %u's lock word is %#llx at the end, not 0\n",
+				n.id, i, (unsigned long long)n.lkw[i]);
+			return 1;
+		}
+	}
 	if (n.dht)
 		fprintf(stderr, PROG ": node %u: pages lent to others: %lu, refused them: %lu\n",
 			n.id, n.lent, n.refused);

@@ -307,8 +307,14 @@ levels() {	# levels NAME PORT FRAMES [OPTIONS [FILE_OPTIONS]]
 }
 tap "the buffer manager's levels: a node's frames (-f), its home's (-M), its home's file (-D); every page linearizable" \
 	levels levels 8980 8 -x
-tap "the same without locks, 4 frames each: copies dropped while their invalidations and reads race" \
-	levels levelsnl 8990 4
+levels_nl() {
+	levels levelsnl 8990 4 &&
+	# and copies invalidated left their frames at once (bm_pool_discard())
+	grep -h "frames freed by invalidations" "$out"/levelsnl.?.log |
+		grep -q ", [1-9][0-9]* frames freed by invalidations"
+}
+tap "the same without locks, 4 frames each: copies dropped while their invalidations and reads race, invalidated copies' frames freed" \
+	levels_nl
 died_levels() {
 	mkdir -p "$out/files.dl" &&
 	died diedlevels 8720 "-B 4096 -P 64 -f 4 -M 4 -D $out/files.dl -z 0.9"
@@ -729,6 +735,8 @@ refusals() {
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -X 16 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -l 1 -o 0 -X 16 &&
 	status 2 "$b/bm" node -i 1 -n 3 -a $addr -x -Y -X 17 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -l 0 -x -Y -o 0 -X 17 &&
+	status 2 "$b/bm" node -i 0 -n 3 -a $addr -o 50 -X 9 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -R &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -M 8 -F $addr -K 4 &&
 	status 2 "$b/bm" node -i 0 -n 3 -a $addr -z 1 &&
