@@ -107,7 +107,15 @@ int mrrc_dp_poll(struct mrrc_ctx *ctx, struct mrrc_poll *cmd)
 	    cmd->cqe_size < min_cqe)
 		return -EINVAL;
 
-	kbuf = kmalloc_array(MRRC_POLL_CHUNK, sizeof(*kbuf), GFP_KERNEL);
+	/*
+	 * Nothing ready: answer at once, without the context's lock or a
+	 * buffer (a caller spinning on an empty queue is the common case).
+	 * A completion queued meanwhile is found by the next call.
+	 */
+	if (!cmd->max || list_empty_careful(&ctx->done))
+		return 0;
+	kbuf = kmalloc_array(min_t(u32, cmd->max, MRRC_POLL_CHUNK),
+			     sizeof(*kbuf), GFP_KERNEL);
 	if (!kbuf)
 		return -ENOMEM;
 

@@ -69,6 +69,15 @@ def pick(rows, **keys):
     return hits[0]["value"] if hits else None
 
 
+def pick_median(rows, **keys):
+    """The median of the lines that have every key=value, one per run
+    (key "rep"), else None."""
+    hits = [r for r in rows if all(r.get(k) == v for k, v in keys.items())]
+    if len({r.get("rep") for r in hits}) != len(hits):
+        raise DataError(f"two lines of one run match {keys}")
+    return statistics.median(r["value"] for r in hits) if hits else None
+
+
 def pick_chain(rows, chain, **keys):
     """pick() of a line with "chain": @chain; a line without the key (a run
     before chain_reg existed) counts as "on", the module's only way then."""
@@ -403,8 +412,9 @@ def t_peers(datadir):
         for cache in ("on", "off"):
             for phase in ("steady", "churn"):
                 def v(metric, size):
-                    return pick(rows, metric=metric, system=system,
-                                cache=cache, phase=phase, size_bytes=size)
+                    return pick_median(rows, metric=metric, system=system,
+                                       cache=cache, phase=phase,
+                                       size_bytes=size)
                 cells = [system, cache, phase]
                 for size in (4096, 65536, 1048576):
                     t, p50 = v("throughput_mbps", size), v("latency_p50_ns", size)

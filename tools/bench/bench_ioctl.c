@@ -4,8 +4,10 @@
  *
  * Per-call latency of a null system call (getppid), of an ioctl the
  * dispatcher rejects (ENOTTY: entry and exit only), of MRRC_IOC_CTX_QUERY
- * on a bound context (size-first copy in, context lock, copy out) and of
- * MRRC_IOC_QUERY (also walks the device list).  Later issues batch many
+ * on a bound context (size-first copy in, context lock, copy out), of
+ * MRRC_IOC_QUERY (also walks the device list) and of MRRC_IOC_POLL with
+ * nothing to harvest (what a caller spinning for a completion pays per
+ * look).  Later issues batch many
  * operations per ioctl; this is the overhead they amortise.
  *
  * Output: one JSON object per line, see Documentation/testing.rst, with
@@ -44,19 +46,21 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum op { OP_NULL_SYSCALL, OP_ENOTTY, OP_CTX_QUERY, OP_QUERY };
+enum op { OP_NULL_SYSCALL, OP_ENOTTY, OP_CTX_QUERY, OP_QUERY, OP_POLL_EMPTY };
 
 static const char *const op_name[] = {
 	[OP_NULL_SYSCALL] = "null_syscall",
 	[OP_ENOTTY] = "ioctl_enotty",
 	[OP_CTX_QUERY] = "ctx_query",
 	[OP_QUERY] = "query",
+	[OP_POLL_EMPTY] = "poll_empty",
 };
 
 static int one(enum op op, int fd)
 {
 	struct mrrc_ctx_query cq = { .size = sizeof(cq) };
 	struct mrrc_query q = { .size = sizeof(q) };
+	struct mrrc_cqe c;
 
 	switch (op) {
 	case OP_NULL_SYSCALL:
@@ -67,6 +71,8 @@ static int one(enum op op, int fd)
 		return ioctl(fd, MRRC_IOC_CTX_QUERY, &cq);
 	case OP_QUERY:
 		return ioctl(fd, MRRC_IOC_QUERY, &q);
+	case OP_POLL_EMPTY:
+		return mrrc_poll_cq(fd, &c, 1) ? -1 : 0;
 	}
 	return -1;
 }
@@ -106,7 +112,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	for (int op = OP_NULL_SYSCALL; op <= OP_QUERY; op++) {
+	for (int op = OP_NULL_SYSCALL; op <= OP_POLL_EMPTY; op++) {
 		for (long i = 0; i < iters / 10; i++)	/* warm up */
 			if (one(op, fd))
 				return 1;

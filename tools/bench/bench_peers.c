@@ -44,8 +44,13 @@
  * pages the process had pinned, VmPin, between operations), and for mrrc
  * the cache's misses and invalidations in the phase.
  *
- * usage: bench_peers [-d DEV] [ROUNDS [NBUF]]: on RDMA device DEV (default
- * $MRRC_DEV, else rxe0), whose network device has the address 10.211.0.1.
+ * The four systems run in turn, and the whole round of them REPS times
+ * (key "rep"), so that a slow stretch of the emulated machine does not
+ * fall on one system only; the tables take the median over the runs.
+ *
+ * usage: bench_peers [-d DEV] [ROUNDS [NBUF [REPS]]]: on RDMA device DEV
+ * (default $MRRC_DEV, else rxe0), whose network device has the address
+ * 10.211.0.1.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -73,7 +78,7 @@
 
 static const size_t sizes[] = { 4096, 65536, MAX_SIZE };
 
-static unsigned int rounds = 4, nbuf = 16;
+static unsigned int rounds = 16, nbuf = 16, reps = 3, rep;
 
 /* One system under test: set up, write one buffer, tear down. */
 struct sys {
@@ -388,8 +393,8 @@ static void emit(const struct sys *s, const char *phase, size_t size,
 	printf("{\"bench\":\"peers\",\"metric\":\"%s\",\"value\":%.1f,"
 	       "\"unit\":\"%s\",\"system\":\"%s\",\"cache\":\"%s\","
 	       "\"phase\":\"%s\",\"size_bytes\":%zu,\"buffers\":%u,"
-	       "\"rounds\":%u,\"ops\":%u", metric, value, unit, s->name,
-	       s->cache, phase, size, nbuf, rounds, r->n);
+	       "\"rounds\":%u,\"ops\":%u,\"rep\":%u", metric, value, unit,
+	       s->name, s->cache, phase, size, nbuf, rounds, r->n, rep);
 	bench_json_end(stdout);
 }
 
@@ -525,30 +530,38 @@ int main(int argc, char **argv)
 		{ "ucx", "on", ucx_setup, ucx_write, NULL, NULL },
 		{ "ucx", "off", ucx_setup_rcache_off, ucx_write, NULL, NULL },
 	};
+	const unsigned int nsys = sizeof(systems) / sizeof(systems[0]);
 	unsigned int i;
 	int arg, st, failed = 0;
 	pid_t pid;
 
-	arg = bench_options(argc, argv, "bench_peers", " [ROUNDS [NBUF]]",
-			    "  ROUNDS  measured rounds per phase (default 4)\n"
-			    "  NBUF    buffers of each size (default 16)\n", 2);
+	arg = bench_options(argc, argv, "bench_peers", " [ROUNDS [NBUF [REPS]]]",
+			    "  ROUNDS  measured rounds per phase (default 16)\n"
+			    "  NBUF    buffers of each size (default 16)\n"
+			    "  REPS    runs of every system, in turn (default 3)\n",
+			    3);
 	if (arg < argc)
 		rounds = bench_opt_u64("bench_peers", "ROUNDS", argv[arg++],
 				       1, 1000);
 	if (arg < argc)
 		nbuf = bench_opt_u64("bench_peers", "NBUF", argv[arg++], 1,
 				     MAX_NBUF);
-	for (i = 0; i < sizeof(systems) / sizeof(systems[0]); i++) {
+	if (arg < argc)
+		reps = bench_opt_u64("bench_peers", "REPS", argv[arg++], 1, 100);
+	for (i = 0; i < reps * nsys; i++) {
+		struct sys *s = &systems[i % nsys];
+
+		rep = i / nsys;
 		fflush(stdout);
 		pid = fork();
 		if (pid < 0)
 			return perror("bench_peers: fork"), 1;
 		if (!pid)
-			_exit(run(&systems[i]));
+			_exit(run(s));
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 		    WEXITSTATUS(st)) {
 			fprintf(stderr, "bench_peers: %s cache %s failed\n",
-				systems[i].name, systems[i].cache);
+				s->name, s->cache);
 			failed = 1;
 		}
 	}
