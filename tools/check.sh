@@ -155,6 +155,8 @@ install_ok() {
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man4/mrrc_blk.4" &&
 	test -x "$d/usr/bin/redyd" && test -x "$d/usr/bin/redymgr" &&
 	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man1/redy.1" &&
+	test -x "$d/usr/bin/bm" &&
+	grep -q "\"mrrc $VERSION\"" "$d/usr/share/man/man1/bm.1" &&
 	test "$($pc --modversion libmrrc)" = "$VERSION" &&
 	test -f "$d/usr/lib/libmrrckv.a" &&
 	test -f "$d/usr/include/mrrc/kv/kvclient.h" &&

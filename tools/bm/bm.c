@@ -55,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,7 +351,7 @@ static struct node {
 	struct bm_pool *copies, *homes;
 	int file;
 	struct rfile *rf;
-	uint8_t *iobuf;			/* -F: a page as it is in the file */
+	uint8_t *iobuf;			/* a page as it is in the file */
 	uint64_t *filed;		/* [pages]: the value the file has */
 	uint64_t work_ns;		/* how long our own operations took */
 	unsigned long copy_hits, home_reads, copies_dropped, copies_invalidated;
@@ -481,33 +480,27 @@ static int copy_out(void *arg, uint64_t page, const void *buf)
  */
 static int home_io(uint64_t page, bool write)
 {
-	uint64_t v = n.home[page].value;
-	struct iovec io[2] = { { &v, sizeof(v) }, { body_of(page), n.body_len } };
-	off_t off = (off_t)page * n.page_bytes;
-	ssize_t k;
+	uint64_t v = n.home[page].value, off = (uint64_t)page * n.page_bytes;
 	int r;
 
 	if (write && n.filed[page] == v) {	/* clean */
 		poison(page);
 		return 0;
 	}
-	if (n.rf) {
-		if (write) {
-			memcpy(n.iobuf, &v, sizeof(v));
-			memcpy(n.iobuf + sizeof(v), body_of(page), n.body_len);
-		}
+	if (write) {
+		memcpy(n.iobuf, &v, sizeof(v));
+		memcpy(n.iobuf + sizeof(v), body_of(page), n.body_len);
+	}
+	if (n.rf)
 		r = write ? rfile_write(n.rf, off, n.iobuf, n.page_bytes) :
 			    rfile_read(n.rf, off, n.iobuf, n.page_bytes);
-		if (r)
-			return r;
-		if (!write) {
-			memcpy(&v, n.iobuf, sizeof(v));
-			memcpy(body_of(page), n.iobuf + sizeof(v), n.body_len);
-		}
-	} else {
-		k = write ? pwritev(n.file, io, 2, off) : preadv(n.file, io, 2, off);
-		if (k != (ssize_t)n.page_bytes)
-			return k < 0 ? -errno : -EIO;
+	else
+		r = bm_file_io(n.file, write, off, n.iobuf, n.page_bytes);
+	if (r)
+		return r;
+	if (!write) {
+		memcpy(&v, n.iobuf, sizeof(v));
+		memcpy(body_of(page), n.iobuf + sizeof(v), n.body_len);
 	}
 	if (write) {
 		n.filed[page] = v;
@@ -1116,6 +1109,12 @@ static int atom_back(unsigned int kind, unsigned int i)
 }
 
 /* -Y: what slot @i's atomic of kind @kind found (atom_back() done) */
+/* Slot @i looks at its page's lock word again (FETCH_ADD 0). */
+static int probe(unsigned int i)
+{
+	return post_atomic(WR_PROBE, i, n.slot[i].page, MRRC_OP_FETCH_ADD, 0, 0);
+}
+
 static int atom_done(unsigned int kind, unsigned int i)
 {
 	struct slot *sl = &n.slot[i];
@@ -1129,11 +1128,11 @@ static int atom_done(unsigned int kind, unsigned int i)
 		return -EPROTO;
 	switch (kind) {
 	case WR_UNDO:		/* our bit taken back: look until it is free */
-		return post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0);
+		return probe(i);
 	case WR_PROBE:
 		if (!taken)
 			return lock_try(sl);
-		return lock_late(sl) ?: post_atomic(WR_PROBE, i, sl->page, MRRC_OP_FETCH_ADD, 0, 0);
+		return lock_late(sl) ?: probe(i);
 	case WR_WAIT:		/* counted among the waiting */
 		sl->lk_queued = true;
 		sl->lk_seen = old + LKW_WAIT_ONE;
@@ -1646,6 +1645,11 @@ static int handle_cqe(const struct mrrc_cqe *e)
 			return -EPROTO;
 		n.read_out[slot] = false;	/* the buffer is ours again */
 	}
+	/*
+	 * An atomic is accounted for here, before the dead-peer and error
+	 * returns below, so that every one is counted back exactly once;
+	 * what it found is acted on after them (atom_done()).
+	 */
 	if (is_atom(kind)) {
 		if (!n.one_lock || peer != n.lock_node || atom_back(kind, slot))
 			return -EPROTO;
@@ -2252,9 +2256,6 @@ static int fserve_open(const char *dev, const char *addr, unsigned int port, boo
 	bool rw = true;
 	int r;
 
-	n.iobuf = malloc(n.page_bytes);
-	if (!n.iobuf)
-		return -ENOMEM;
 	r = rfile_open(&n.rf, bench_device(dev), addr, port);
 	if (r || !map)
 		return r;
@@ -2308,6 +2309,9 @@ static int frames_init(const char *dir)
 	n.file = n.rf ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (!n.rf && n.file < 0)
 		return -errno;
+	n.iobuf = malloc(n.page_bytes);
+	if (!n.iobuf)
+		return -ENOMEM;
 	n.filed = malloc(n.pages * sizeof(*n.filed));
 	if (!n.filed)
 		return -ENOMEM;
@@ -2621,7 +2625,6 @@ static int cmd_node(int argc, char **argv)
 	if (r) {
 		fprintf(stderr, PROG ": node %u: the file at %s:%u (-F): %s\n", n.id, fsrv,
 			fport, strerror(-r));
-		free(n.iobuf);
 		return 1;
 	}
 	r = frames_init(dir);	/* the homes' values known: into the file */
@@ -2867,15 +2870,6 @@ struct hist_locks {
 	unsigned int lock_node, locking, counter;
 };
 
-static struct hist_locks hist_locks(const char *header)
-{
-	struct hist_locks h = { 0 };
-
-	sscanf(header, "# bm-history 1 node %*u nodes %*u pages %*u ops %*u inflight %*u write_pct %*u keys %*u lock_node %u locking %u counter %u",
-	       &h.lock_node, &h.locking, &h.counter);
-	return h;
-}
-
 /*
  * A number a history's header gives after " @key " (a header of an older
  * bm that has no such key: @dflt).
@@ -2890,6 +2884,17 @@ static unsigned int hist_key(const char *header, const char *key, unsigned int d
 		if (p > header && p[-1] == ' ' && p[k] == ' ')
 			return sscanf(p + k + 1, "%u", &v) == 1 ? v : dflt;
 	return dflt;
+}
+
+static struct hist_locks hist_locks(const char *header)
+{
+	struct hist_locks h = {
+		.lock_node = hist_key(header, "lock_node", 0),
+		.locking = hist_key(header, "locking", 0),
+		.counter = hist_key(header, "counter", 0),
+	};
+
+	return h;
 }
 
 /* Whether a history's header says its reads were one-sided (-R). */

@@ -3,10 +3,13 @@
 #ifndef MRRC_BM_H
 #define MRRC_BM_H
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 /* CLOCK_MONOTONIC in nanoseconds */
 static inline uint64_t bm_now_ns(void)
@@ -15,6 +18,31 @@ static inline uint64_t bm_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * @len bytes of file @fd at @off read into or written from @buf, however
+ * many calls it takes; -EIO where the file ends first.
+ */
+static inline int bm_file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) :
+				    pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /* splitmix64's finalizer: @z's bits scattered, the same on every machine */

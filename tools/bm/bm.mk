@@ -53,3 +53,15 @@ $(B)/tools/bm: $(BM_SRCS) $(BM_HDRS) $(BENCHJSON) $(LIB_HDRS) $(B)/lib/libmrrc.a
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) -Itools/bench -Itools/redy -Itools/mrrcd \
 		-o $@ $(BM_SRCS) $(B)/lib/libredy.a $(B)/lib/libmrrc.a -lpthread -lm
 tools: $(B)/tools/bm
+
+install: install-bm
+install-bm: $(B)/tools/bm
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/tools/bm $(DESTDIR)$(BINDIR)/
+	$(call man_install,$(BM_DIR)/bm.1,$(DESTDIR)$(MANDIR)/man1)
+
+uninstall: uninstall-bm
+uninstall-bm:
+	rm -f $(DESTDIR)$(BINDIR)/bm $(DESTDIR)$(MANDIR)/man1/bm.1
+
+.PHONY: install-bm uninstall-bm

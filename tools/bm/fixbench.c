@@ -79,27 +79,6 @@ struct run {
 	int stop;			/* (atomic) a thread failed */
 };
 
-static int file_io(int fd, bool write, uint64_t off, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) :
-				    pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;	/* the file is shorter than its pages */
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The calling thread's connection to a file server (0: the main thread's) */
 static __thread unsigned int my_conn;
 
@@ -115,7 +94,7 @@ static int page_io(struct run *r, bool write, uint64_t page, void *buf)
 	if (r->cache)
 		return write ? redy_cache_write(r->cache, off, buf, r->page_size) :
 			       redy_cache_read(r->cache, off, buf, r->page_size);
-	return file_io(r->fd, write, off, buf, r->page_size);
+	return bm_file_io(r->fd, write, off, buf, r->page_size);
 }
 
 /* mrrcd failed: from now on the file alone (it has every page). */

@@ -70,6 +70,19 @@ static void touch(struct bm_pool *p, uint64_t page)
 	assert_int_equal(bm_unfix(p, page, false), 0);
 }
 
+/* Pages 0..@n-1 UNFIXed dirty, page i's bytes all 0x40 + i. */
+static void fill_dirty(struct bm_pool *p, unsigned int n)
+{
+	unsigned int i;
+	void *f;
+
+	for (i = 0; i < n; i++) {
+		assert_int_equal(bm_fix(p, i, true, &f), 0);
+		memset(f, 0x40 + i, PSIZE);
+		assert_int_equal(bm_unfix(p, i, true), 0);
+	}
+}
+
 static void test_modes(void **state)
 {
 	static struct store s;
@@ -141,11 +154,7 @@ static void test_discard(void **state)
 	void *f;
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
-		assert_int_equal(bm_fix(p, i, true, &f), 0);
-		memset(f, 0x40 + i, PSIZE);
-		assert_int_equal(bm_unfix(p, i, true), 0);
-	}
+	fill_dirty(p, 4);
 	assert_int_equal(bm_fix(p, 1, false, &f), 0);
 	assert_int_equal(bm_pool_discard(p, 1), -EBUSY);
 	assert_int_equal(bm_unfix(p, 1, false), 0);
@@ -304,11 +313,7 @@ static void test_tier_errors(void **state)
 	void *f;
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
-		assert_int_equal(bm_fix(p, i, true, &f), 0);
-		memset(f, 0x40 + i, PSIZE);
-		assert_int_equal(bm_unfix(p, i, true), 0);
-	}
+	fill_dirty(p, 4);
 	bm_pool_stats(p, &a);
 	s.fail_write = -ENOSPC;		/* the dirty victim cannot be written */
 	assert_int_equal(bm_fix(p, 9, false, &f), -ENOSPC);
