@@ -69,13 +69,22 @@ def pick(rows, **keys):
     return hits[0]["value"] if hits else None
 
 
-def pick_median(rows, **keys):
-    """The median of the lines that have every key=value, one per run
-    (key "rep"), else None."""
+def pick_runs(rows, **keys):
+    """The values of the lines that have every key=value, one per run (key
+    "rep"; a file without it has one run)."""
     hits = [r for r in rows if all(r.get(k) == v for k, v in keys.items())]
     if len({r.get("rep") for r in hits}) != len(hits):
         raise DataError(f"two lines of one run match {keys}")
-    return statistics.median(r["value"] for r in hits) if hits else None
+    runs = {r.get("rep") for r in rows}
+    if hits and len(hits) != len(runs):
+        raise DataError(f"{len(hits)} of {len(runs)} runs have {keys}")
+    return [r["value"] for r in hits]
+
+
+def pick_median(rows, **keys):
+    """The median over the runs of pick_runs(), else None."""
+    v = pick_runs(rows, **keys)
+    return statistics.median(v) if v else None
 
 
 def pick_chain(rows, chain, **keys):
@@ -420,8 +429,13 @@ def t_peers(datadir):
                     t, p50 = v("throughput_mbps", size), v("latency_p50_ns", size)
                     cells.append("—" if t is None else
                                  f"{t:.1f} ({p50 / 1000:.0f})")
-                stale = [v("stale_hits", size) for size in (4096, 65536, 1048576)]
-                pinned = [v("pinned_pages", size) for size in (4096, 65536, 1048576)]
+                # every run's stale hits; the most pages any run pinned
+                def worst(metric, size, f):
+                    x = pick_runs(rows, metric=metric, system=system,
+                                  cache=cache, phase=phase, size_bytes=size)
+                    return f(x) if x else None
+                stale = [worst("stale_hits", s, sum) for s in (4096, 65536, 1048576)]
+                pinned = [worst("pinned_pages", s, max) for s in (4096, 65536, 1048576)]
                 if None in stale:
                     continue
                 cells.append(f"{sum(stale):.0f}")

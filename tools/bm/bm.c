@@ -1108,13 +1108,13 @@ static int atom_back(unsigned int kind, unsigned int i)
 	return 0;
 }
 
-/* -Y: what slot @i's atomic of kind @kind found (atom_back() done) */
 /* Slot @i looks at its page's lock word again (FETCH_ADD 0). */
 static int probe(unsigned int i)
 {
 	return post_atomic(WR_PROBE, i, n.slot[i].page, MRRC_OP_FETCH_ADD, 0, 0);
 }
 
+/* -Y: what slot @i's atomic of kind @kind found (atom_back() done) */
 static int atom_done(unsigned int kind, unsigned int i)
 {
 	struct slot *sl = &n.slot[i];

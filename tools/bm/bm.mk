@@ -8,7 +8,8 @@
 # nodes running the protocol over the module, the check of their
 # histories, and the frame pool's load over a file, a file on another
 # node (rfile.c: bm fserve) or a Redy cache
-# (tools/bm/tests/bm.sh in the test VM).
+# (tools/bm/tests/bm.sh in the test VM).  `make install` installs bm and
+# bm(1).
 
 BM_DIR := tools/bm
 BM_HDRS := $(wildcard $(BM_DIR)/*.h)
