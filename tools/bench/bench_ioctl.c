@@ -7,8 +7,8 @@
  * on a bound context (size-first copy in, context lock, copy out), of
  * MRRC_IOC_QUERY (also walks the device list) and of MRRC_IOC_POLL with
  * nothing to harvest (what a caller spinning for a completion pays per
- * look).  Later issues batch many
- * operations per ioctl; this is the overhead they amortise.
+ * look).  Later issues batch many operations per ioctl; this is the
+ * overhead they amortise.
  *
  * Output: one JSON object per line, see Documentation/testing.rst, with
  * the keys of the run (benchjson.h).

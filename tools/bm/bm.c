@@ -2794,11 +2794,13 @@ static int cmd_node(int argc, char **argv)
 	 * a give-back or a count was lost or made twice (a dead node's
 	 * stay: not checked then).
 	 */
-	for (i = 0; n.lkw && all(is_alive) && i < n.pages; i++) {
-		if (n.lkw[i]) {
-			fprintf(stderr, PROG ": node %u: page %u's lock word is %#llx at the end, not 0\n",
-				n.id, i, (unsigned long long)n.lkw[i]);
-			return 1;
+	if (n.lkw && all(is_alive)) {
+		for (i = 0; i < n.pages; i++) {
+			if (n.lkw[i]) {
+				fprintf(stderr, PROG ": node %u: page %u's lock word is %#llx at the end, not 0\n",
+					n.id, i, (unsigned long long)n.lkw[i]);
+				return 1;
+			}
 		}
 	}
 	if (n.dht)

@@ -592,7 +592,6 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 			     .opcode = MRRC_OP_SEND, .addr = (uintptr_t)c->sbuf[slot],
 			     .len = hl };
 	int status = 0;
-	ssize_t n;
 
 	s.requests++;
 	if (got >= hl)
@@ -618,19 +617,15 @@ static int serve(unsigned int i, unsigned int slot, uint32_t got)
 	if (!a->op)
 		a->op = q.op == RFILE_READ ? RFILE_DATA : RFILE_WRITTEN;
 	if (!status && q.op == RFILE_READ) {
-		n = pread(s.file, c->sbuf[slot] + hl, q.len, (off_t)q.off);
-		if (n != (ssize_t)q.len) {
-			status = n < 0 ? errno : EIO;
-		} else {
+		status = -bm_file_io(s.file, false, q.off, c->sbuf[slot] + hl, q.len);
+		if (!status) {
 			a->len = q.len;
 			w.len += q.len;
 			s.bytes_read += q.len;
 		}
 	} else if (!status) {
-		n = pwrite(s.file, c->rbuf[slot] + hl, q.len, (off_t)q.off);
-		if (n != (ssize_t)q.len) {
-			status = n < 0 ? errno : EIO;
-		} else {
+		status = -bm_file_io(s.file, true, q.off, c->rbuf[slot] + hl, q.len);
+		if (!status) {
 			a->len = q.len;
 			s.bytes_written += q.len;
 		}
