@@ -25,12 +25,31 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 replay=$top/build/tools/mrrc-replay
 cp_trace=${MRRC_TRACES:-$top/../shared/traces}/cloudPhysicsIO.csv
 
-run() {	# run NAME SIZES ARGS...
+# Every trace, policy and cache size, with the cost model NAME: "papers"
+# (the replay's default costs), or the costs in $costs (-C): cache sizes from a few hundred pages to
+# beyond each trace's footprint, the last "unbounded" (1 Mi pages: every
+# trace's footprint fits, nothing is evicted).  "none" does not depend
+# on the size: once per trace.
+UNBOUNDED=1048576
+run_model() {	# run_model NAME
+	mname=$1
+	set --
+	[ "$mname" = papers ] || set -- -C "$costs" -M "$mname"
+	if [ -r "$cp_trace" ]; then
+		sweep cloudphysics "256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144" \
+			"$@" -f cloudphysics -t "$cp_trace"
+	fi
+	sweep cello "512 1024 2048 4096 8192 16384 32768 65536" "$@" $CELLO
+	sweep httpd "1024 2048 4096 8192 16384 32768 65536 131072" "$@" $HTTPD
+}
+
+sweep() {	# sweep NAME SIZES ARGS...
 	name=$1
 	sizes=$2
 	shift 2
-	for p in none lru mre gdsf gdsf-batch; do
-		for c in $sizes; do
+	"$replay" -l "$name" -p none -c "$UNBOUNDED" "$@"
+	for p in lru mre gdsf gdsf-batch; do
+		for c in $sizes $UNBOUNDED; do
 			"$replay" -l "$name" -p "$p" -c "$c" "$@"
 		done
 	done
@@ -41,14 +60,10 @@ run() {	# run NAME SIZES ARGS...
 CELLO="-f cello -n 200000 -N 20000 -z 0.8 -s 1"
 HTTPD="-f httpd -n 100000 -N 10000 -z 0.8 -s 1"
 
-if [ -r "$cp_trace" ]; then
-	run cloudphysics "256 512 1024 2048 4096 8192 16384 32768" \
-		-f cloudphysics -t "$cp_trace"
-else
+[ -r "$cp_trace" ] ||
 	echo "bench_trace: $cp_trace not found, skipping the real trace" >&2
-fi
-run cello "512 1024 2048 4096 8192 16384 32768 65536" $CELLO
-run httpd "1024 2048 4096 8192 16384 32768 65536 131072" $HTTPD
+costs=
+run_model papers
 
 # MRE sensitivity: resorting section and eviction segment sizes.
 for r in 25 50 75 100; do
@@ -59,20 +74,33 @@ for r in 25 50 75 100; do
 	done
 done
 
-# The same policies with the cost models measured on rxe by BENCH=reg
-# (ordinary and fast registration), if that benchmark has run: a and b
-# from single registrations, a' from single deregistrations, and b' (per
-# batch) and c' (per region) from the batch measurement, whose regions are
-# one page each (so its per-region slope includes one a').
-reg=$top/build/bench/reg.jsonl
-if [ -r "$reg" ] && grep -q cost_model_batch_c_ns "$reg"; then
+# The same with the cost models measured on rxe by BENCH=reg (ordinary
+# and fast registration): a and b from single registrations, a' from
+# single deregistrations, and b' (per batch) and c' (per region) from the
+# batch measurement, whose regions are one page each (so its per-region
+# slope includes one a').  From this machine's last BENCH=reg
+# (build/bench/reg.jsonl) if it measured this kernel's batches, else from
+# the run kept in Documentation/data/reg.jsonl for this kernel (the
+# "costs_ns" key of every line says which costs were used).
+kernel=${MRRC_KVER:-$(uname -r)}
+reg=
+for f in "$top/build/bench/reg.jsonl" "$top/Documentation/data/reg.jsonl"; do
+	if [ -r "$f" ] && grep cost_model_batch_c_ns "$f" |
+		grep -q "\"kernel\":\"$kernel\""; then
+		reg=$f
+		break
+	fi
+done
+if [ -n "$reg" ]; then
+	echo "bench_trace: cost models of $kernel from $reg" >&2
 	for mode in ordinary fast; do
-		costs=$(python3 - "$reg" "$mode" <<'PY'
+		costs=$(python3 - "$reg" "$mode" "$kernel" <<'PY'
 import json, sys
 m = {}
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    if d["metric"].startswith("cost_model_") and d["mode"] == sys.argv[2]:
+    if (d["metric"].startswith("cost_model_") and d["mode"] == sys.argv[2]
+            and d.get("kernel") == sys.argv[3]):
         m[d["metric"]] = d["value"]
 a2 = m["cost_model_a2_ns"]
 c2 = max(1, m["cost_model_batch_c_ns"] - a2)
@@ -81,16 +109,8 @@ print(",".join(str(round(v)) for v in (m["cost_model_a_ns"], m["cost_model_b_ns"
                                        a2, b2, c2)))
 PY
 )
-		for p in none lru mre gdsf gdsf-batch; do
-			for c in 4096 16384; do
-				"$replay" -l httpd -p "$p" -c "$c" -C "$costs" \
-					-M "rxe-$mode" $HTTPD
-				[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p "$p" \
-					-c "$c" -C "$costs" -M "rxe-$mode" \
-					-f cloudphysics -t "$cp_trace"
-			done
-		done
+		run_model "rxe-$mode"
 	done
 else
-	echo "bench_trace: no batch cost model in $reg (make bench BENCH=reg), papers' only" >&2
+	echo "bench_trace: no batch cost model of $kernel (make bench BENCH=reg), papers' only" >&2
 fi
