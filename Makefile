@@ -120,7 +120,7 @@ help:
 	@echo "make check-full     make check plus the two-VM suites and a longer fuzz run on the debug kernel"
 	@echo "make check-fresh    the README's two commands in a fresh debootstrap root"
 	@echo "make docs           Documentation as HTML with figures -> build/doc/"
-	@echo "make bench-tables   benchmarks.rst's tables from Documentation/data/"
+	@echo "make bench-tables   the pages' measured tables from Documentation/data/"
 	@echo "make fuzz [SECONDS=60 SEED=1 FUZZ_KVER=debug]  the ioctl fuzzer in the VM"
 	@echo "make debug-kernel   build the debug guest kernel (cached in /var/cache/mrrc)"
 	@echo "make deps           install Debian packages, extract harness/checkpatch"
@@ -350,15 +350,14 @@ check-fresh:
 # ---- documentation ---------------------------------------------------------
 
 # Documentation/*.rst as HTML in build/doc/, with the figures drawn from the
-# measured data in Documentation/data/ (tools/bench/plot-bench.sh) and, if
-# `make bench BENCH=trace` has run, the trace evaluation's.  The figures are
+# measured data in Documentation/data/ (tools/bench/plot-bench.sh, and
+# tools/bench/plot-trace.sh for the trace evaluation's).  The figures are
 # build products, never committed.
 DOC_RST := $(filter-out Documentation/index.rst,$(wildcard Documentation/*.rst))
 docs:
 	@mkdir -p $(B)/doc/figures
 	@tools/bench/plot-bench.sh Documentation/data $(B)/doc/figures > /dev/null
-	@if [ -s $(B)/bench/trace.jsonl ]; then tools/bench/plot-trace.sh > /dev/null && \
-		cp $(B)/bench/figures/*.png $(B)/doc/figures/; fi
+	@tools/bench/plot-trace.sh Documentation/data/trace.jsonl $(B)/doc/figures > /dev/null
 	@for f in $(DOC_RST); do \
 		python3 -m docutils --halt=warning $$f $(B)/doc/$$(basename $$f .rst).html || exit 1; \
 	done
@@ -370,6 +369,7 @@ bench-tables:
 	@tools/bench/bench-tables.py
 	@tools/bench/bench-tables.py Documentation/redy.rst
 	@tools/bench/bench-tables.py Documentation/bm.rst
+	@tools/bench/bench-tables.py Documentation/evaluation.rst
 
 # ---- install --------------------------------------------------------------
 

@@ -551,6 +551,26 @@ bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
 }
 
 /**
+ * mrrc_cache_need() - what must go for a request to fit
+ * @c: the cache, c->mutex held
+ * @pages: pages the request needs room for
+ * @regions: regions it needs room for
+ * @need_pages: the pages missing
+ * @need_regions: the regions missing
+ */
+void mrrc_cache_need(struct mrrc_cache *c, u64 pages, u32 regions,
+		     u64 *need_pages, u64 *need_regions)
+{
+	*need_pages = 0;
+	*need_regions = 0;
+	if (c->st.cached_pages + pages > c->cfg.max_pages)
+		*need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
+	if (c->st.cached_regions + regions > c->cfg.max_regions)
+		*need_regions = c->st.cached_regions + regions -
+				c->cfg.max_regions;
+}
+
+/**
  * mrrc_cache_segment() - what a batched eviction round must free
  * @c: the cache, c->mutex held
  * @pages: pages the request needs room for
@@ -561,14 +581,9 @@ bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions)
 void mrrc_cache_segment(struct mrrc_cache *c, u64 pages, u32 regions,
 			u64 *seg_pages, u64 *seg_regions)
 {
-	u64 need_pages = 0;
+	u64 need_pages;
 
-	*seg_regions = 0;
-	if (c->st.cached_pages + pages > c->cfg.max_pages)
-		need_pages = c->st.cached_pages + pages - c->cfg.max_pages;
-	if (c->st.cached_regions + regions > c->cfg.max_regions)
-		*seg_regions = c->st.cached_regions + regions -
-			       c->cfg.max_regions;
+	mrrc_cache_need(c, pages, regions, &need_pages, seg_regions);
 	*seg_pages = max_t(u64, div_u64(c->cfg.max_pages * c->cfg.evict_pct,
 					100), need_pages);
 }
@@ -617,12 +632,18 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r,
 		c->policy->touch(c, r, n);
 }
 
-/* Hand the cached regions from the current policy to @to. */
+/*
+ * Hand the cached regions from the current policy to @to; or, when @to is
+ * the current policy, tell it that the configuration was set again.
+ */
 static void mrrc_policy_switch(struct mrrc_cache *c,
 			       const struct mrrc_policy_ops *to)
 {
-	if (to == c->policy)
+	if (to == c->policy) {
+		if (to->configured)
+			to->configured(c);
 		return;
+	}
 	if (c->policy->stop)
 		c->policy->stop(c);
 	WRITE_ONCE(c->policy, to);
@@ -1139,10 +1160,13 @@ int mrrc_cache_reg_defer(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 
 	/* Pin the cached pieces against eviction, then make room. */
 	for (i = 0; i < n; i++) {
-		if (pieces[i].r)
+		if (pieces[i].r) {
 			mrrc_region_get(c, pieces[i].r);
-		else
-			gap_pages += pieces[i].last - pieces[i].start + 1;
+			continue;
+		}
+		gap_pages += pieces[i].last - pieces[i].start + 1;
+		if (c->policy->miss)
+			c->policy->miss(c, pieces[i].start, pieces[i].last);
 	}
 	ret = mrrc_cache_make_room(c, gap_pages, ngaps);
 
@@ -1778,9 +1802,10 @@ static void mrrc_stats_add(struct mrrc_cache_stats *acc,
 
 	for (i = 0; i < n; i++)
 		to[i] += from[i];
-	/* Not sums: the largest batch, and no single recency value. */
+	/* Not sums: the largest batch, and no single recency or segment. */
 	acc->max_batch = max_batch;
 	acc->mre_recency = 0;
+	acc->evict_segment = 0;
 }
 
 /**
@@ -1984,6 +2009,7 @@ static struct mrrc_cache *__mrrc_cache_create(struct ib_pd *pd,
 		mmgrab(mm);
 
 	c->gd_tree = RB_ROOT;
+	xa_init(&c->gb_extra);
 	c->policy = mrrc_policies[MRRC_POLICY_MRE];
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;
@@ -2126,6 +2152,7 @@ void mrrc_cache_destroy(struct mrrc_cache *c)
 
 	mrrc_frwr_destroy(c->frwr);
 	xa_destroy(&c->handles);
+	xa_destroy(&c->gb_extra);
 	for (k = 0; k < MRRC_ACCESS_CLASSES; k++)
 		mtree_destroy(&c->index[k]);
 	list_for_each_entry_safe(r, tmp, &c->zombies, node)

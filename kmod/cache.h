@@ -275,6 +275,8 @@ struct mrrc_registrar {
  * @start: it becomes the cache's policy, with regions cached: set up its
  *	state for them (optional)
  * @stop: it stops being the policy: drop that state (optional)
+ * @miss: pages [@start, @last] are not cached and are about to be
+ *	registered, once room is made for them (optional)
  * @insert: @r was just cached, at the top of c->stack, and is about to
  *	be touched; a request that fails later leaves it cached untouched
  *	(optional)
@@ -285,6 +287,8 @@ struct mrrc_registrar {
  *	@regions more regions fit, or no unreferenced region is left; an
  *	errno only when the policy itself fails (the caller returns -ENOSPC
  *	if the room is still not there)
+ * @configured: CACHE_CONFIG set the configuration again, the policy
+ *	unchanged: state derived from it follows (optional)
  *
  * Every operation runs with c->mutex held.
  */
@@ -293,11 +297,14 @@ struct mrrc_policy_ops {
 	bool caches;
 	void (*start)(struct mrrc_cache *c);
 	void (*stop)(struct mrrc_cache *c);
+	void (*miss)(struct mrrc_cache *c, unsigned long start,
+		     unsigned long last);
 	void (*insert)(struct mrrc_cache *c, struct mrrc_region *r);
 	void (*touch)(struct mrrc_cache *c, struct mrrc_region *r,
 		      unsigned int n);
 	void (*erase)(struct mrrc_cache *c, struct mrrc_region *r);
 	int (*evict)(struct mrrc_cache *c, u64 pages, u32 regions);
+	void (*configured)(struct mrrc_cache *c);
 };
 
 extern const struct mrrc_policy_ops mrrc_policy_mre;
@@ -308,6 +315,8 @@ extern const struct mrrc_policy_ops mrrc_policy_gdsf_batch;
 
 /* For the policies: the cache's side of an eviction (c->mutex held). */
 bool mrrc_cache_fits(struct mrrc_cache *c, u64 pages, u32 regions);
+void mrrc_cache_need(struct mrrc_cache *c, u64 pages, u32 regions,
+		     u64 *need_pages, u64 *need_regions);
 void mrrc_cache_segment(struct mrrc_cache *c, u64 pages, u32 regions,
 			u64 *seg_pages, u64 *seg_regions);
 struct mrrc_region *mrrc_stack_victim(struct mrrc_cache *c);
@@ -427,6 +436,17 @@ struct mrrc_cache_config_k {
  * @gd_tree: cached regions by GDSF priority, while the policy is gdsf or
  *	gdsf-batch
  * @gd_l: GDSF's inflation value L
+ * @gb_extra: gdsf-batch: the regions its last round evicted beyond what
+ *	was needed, by first page (value: last page), until the next round
+ * @gb_extra_max: the most pages of one region in @gb_extra
+ * @gb_seg: gdsf-batch: pages a round frees beyond what is needed
+ * @gb_seg_max: the most @gb_seg may be, evict_pct of the capacity, as
+ *	when gdsf-batch started or was last configured
+ * @gb_misses: ranges missed since gdsf-batch's last round
+ * @gb_waste_ns: the registration cost of the regions of @gb_extra asked
+ *	for again since the last round
+ * @gb_judge: gdsf-batch has had a round since it (re)started, whose
+ *	segment the next round weighs
  * @sort_buf: scratch array for MRE resorting
  * @sort_len: entries @sort_buf has room for
  * @key_seq: keys handed out by the model registrar
@@ -468,6 +488,13 @@ struct mrrc_cache {
 	u64 recency;
 	struct rb_root gd_tree;
 	u64 gd_l;
+	struct xarray gb_extra;
+	unsigned long gb_extra_max;
+	u64 gb_seg;
+	u64 gb_seg_max;
+	u64 gb_misses;
+	u64 gb_waste_ns;
+	bool gb_judge;
 	struct mrrc_region **sort_buf;
 	size_t sort_len;
 	u32 key_seq;

@@ -71,7 +71,7 @@ static int stats_show(struct seq_file *s, void *unused)
 		"exposed", "expo_ordinary", "reg_timeouts", "exports",
 		"exported", "export_bytes", "notifier_kept", "reg_chained",
 		"reg_chain_uncached", "reg_chain_failures", "expo_chained",
-		"hit_unlocked",
+		"hit_unlocked", "evicted_early", "evict_segment",
 	};
 	unsigned int i;
 

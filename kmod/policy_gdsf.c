@@ -3,8 +3,9 @@
  * GreedyDual-Size-Frequency (Cherkasova): a size-aware baseline.  Each
  * cached region has the priority H = L + freq * cost / size; the
  * unreferenced region of least H goes, one at a time, and L becomes its H.
- * gdsf-batch keeps the order and evicts like MRE: a whole segment of the
- * capacity in one deregistration batch.
+ * gdsf-batch keeps the order and evicts like MRE, a segment of the
+ * capacity in one deregistration batch, the segment sized by what
+ * batching earns (below).
  *
  * A replacement policy of the registration cache (struct
  * mrrc_policy_ops, kmod/cache.h).  Everything here runs with c->mutex
@@ -13,6 +14,7 @@
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/rbtree.h>
+#include <linux/xarray.h>
 
 #include "mrrc.h"
 #include "cache.h"
@@ -123,24 +125,152 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 }
 
 /*
- * GDSF order, MRE's batch: the unreferenced regions of least H, as many as
- * hold evict_pct of the capacity (and at least what the request needs),
- * go in one deregistration batch; L becomes the H of the last of them.
+ * gdsf-batch: GDSF's order, MRE's batch, a segment sized by what batching
+ * earns.  A round that frees more than the request needs saves, for every
+ * miss that fits before the next round, the round that miss would have
+ * needed: a deregistration call's fixed cost b' (dereg_ns_per_op).  It
+ * loses when a region it evicted beyond the need (an "extra") is asked for
+ * again before the next round, which costs a registration (a * pages + b)
+ * that GDSF, evicting one region at a time, would not have paid.  Each
+ * round weighs the two since the last round: the segment halves when the
+ * loss was larger, else doubles, up to evict_pct of the capacity.  It
+ * starts at nothing, GDSF's own round, so that a cache that evicts a few
+ * times only (one nearly as large as what the workload uses) never
+ * evicts a large segment on trust.  With a large b' (fast registration,
+ * where a batch is one LOCAL_INV chain waited for) it grows to the
+ * bound; with a small one it stays near GDSF's single evictions.
+ */
+static u64 mrrc_gb_max_seg(struct mrrc_cache *c)
+{
+	return div_u64(c->cfg.max_pages * c->cfg.evict_pct, 100);
+}
+
+static void mrrc_gb_forget_extras(struct mrrc_cache *c)
+{
+	xa_destroy(&c->gb_extra);
+	c->gb_extra_max = 0;
+}
+
+/* The segment starts at nothing, and again when its bound changes. */
+static void mrrc_gb_restart(struct mrrc_cache *c)
+{
+	c->gb_seg_max = mrrc_gb_max_seg(c);
+	c->gb_seg = 0;
+	c->gb_misses = 0;
+	c->gb_waste_ns = 0;
+	c->gb_judge = false;
+	c->st.evict_segment = c->gb_seg;
+}
+
+static void mrrc_gb_start(struct mrrc_cache *c)
+{
+	mrrc_gdsf_start(c);
+	mrrc_gb_restart(c);
+}
+
+static void mrrc_gb_configured(struct mrrc_cache *c)
+{
+	if (mrrc_gb_max_seg(c) != c->gb_seg_max)
+		mrrc_gb_restart(c);
+}
+
+static void mrrc_gb_stop(struct mrrc_cache *c)
+{
+	mrrc_gdsf_stop(c);
+	mrrc_gb_forget_extras(c);
+	c->st.evict_segment = 0;
+}
+
+/*
+ * @r, evicted beyond the need, is remembered until the next round.  Only
+ * a hint: without memory at hand, or for a range no value can hold, it is
+ * not.
+ */
+static void mrrc_gb_note_extra(struct mrrc_cache *c, struct mrrc_region *r)
+{
+	unsigned long first = r->it.start, last = r->it.last;
+
+	if (last > LONG_MAX ||
+	    xa_is_err(xa_store(&c->gb_extra, first, xa_mk_value(last),
+			       GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)))
+		return;
+	c->gb_extra_max = max(c->gb_extra_max, last - first + 1);
+}
+
+/*
+ * Pages [@start, @last] are to be registered: any extra of the last round
+ * they reach was evicted early.  Before room is made for them, so that
+ * the round this miss may start weighs it too.
+ */
+static void mrrc_gb_miss(struct mrrc_cache *c, unsigned long start,
+			 unsigned long last)
+{
+	unsigned long first = start, idx;
+	void *e;
+
+	c->gb_misses++;
+	if (!c->gb_extra_max)
+		return;
+	/* the extras that start before @start and may reach into it, too */
+	first -= min(first, c->gb_extra_max - 1);
+	xa_for_each_range(&c->gb_extra, idx, e, first, last) {
+		u64 pages = xa_to_value(e) - idx + 1;
+
+		if (xa_to_value(e) < start)
+			continue;
+		c->gb_waste_ns += pages * c->cfg.reg_ns_per_page +
+				  c->cfg.reg_ns_per_op;
+		c->st.evicted_early++;
+		xa_erase(&c->gb_extra, idx);
+	}
+}
+
+/*
+ * A new round: the segment follows what the last round's extras earned
+ * (nothing to weigh before the first round).
+ */
+static void mrrc_gb_adapt(struct mrrc_cache *c)
+{
+	u64 saved;
+
+	if (check_mul_overflow(c->gb_misses ? c->gb_misses - 1 : 0,
+			       (u64)c->cfg.dereg_ns_per_op, &saved))
+		saved = U64_MAX;
+	if (!c->gb_judge)
+		c->gb_judge = true;
+	else if (c->gb_waste_ns > saved)
+		c->gb_seg /= 2;
+	else
+		c->gb_seg = c->gb_seg ? c->gb_seg * 2 : 1;
+	c->gb_seg = min(c->gb_seg, c->gb_seg_max);
+	c->gb_misses = 0;
+	c->gb_waste_ns = 0;
+	mrrc_gb_forget_extras(c);
+}
+
+/*
+ * The unreferenced regions of least H, as many as hold what the request
+ * needs and the segment beyond it, go in one deregistration batch; L
+ * becomes the H of the last of them.
  */
 static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 {
-	u64 need_regions, target, freed = 0, evicted = 0;
+	u64 need_pages, need_regions, target, freed = 0, evicted = 0;
 	struct mrrc_region *r;
 	struct rb_node *n, *next;
 	LIST_HEAD(victims);
 
-	mrrc_cache_segment(c, pages, regions, &target, &need_regions);
+	mrrc_gb_adapt(c);
+	mrrc_cache_need(c, pages, regions, &need_pages, &need_regions);
+	target = need_pages + c->gb_seg;
 	for (n = rb_first(&c->gd_tree);
 	     n && (freed < target || evicted < need_regions); n = next) {
 		next = rb_next(n);
 		r = rb_entry(n, struct mrrc_region, gd_node);
 		if (!mrrc_region_claim(r))
 			continue;
+		if (freed >= need_pages && evicted >= need_regions)
+			mrrc_gb_note_extra(c, r);
 		c->gd_l = r->gd_h;
 		freed += mrrc_region_pages(r);
 		evicted++;
@@ -151,6 +281,7 @@ static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 		return 0;
 	c->st.evictions += evicted;
 	c->st.eviction_rounds++;
+	c->st.evict_segment = c->gb_seg;
 	trace_mrrc_evict(c->pid, MRRC_POLICY_GDSF_BATCH, evicted, freed,
 			 c->gd_l);
 	mrrc_regions_destroy(c, &victims);
@@ -171,10 +302,12 @@ const struct mrrc_policy_ops mrrc_policy_gdsf = {
 const struct mrrc_policy_ops mrrc_policy_gdsf_batch = {
 	.name = "gdsf-batch",
 	.caches = true,
-	.start = mrrc_gdsf_start,
-	.stop = mrrc_gdsf_stop,
+	.start = mrrc_gb_start,
+	.stop = mrrc_gb_stop,
+	.miss = mrrc_gb_miss,
 	.insert = mrrc_gdsf_insert_new,
 	.touch = mrrc_gdsf_touch,
 	.erase = mrrc_gdsf_erase,
 	.evict = mrrc_gdsf_batch_evict,
+	.configured = mrrc_gb_configured,
 };

@@ -842,12 +842,10 @@ TEST(gdsf_hand_computed_example)
 }
 
 /*
- * gdsf-batch, capacity 10 pages, evict_pct 50 (a 5-page segment), the
- * default costs a = 770 ns, b = 7420 ns: cost/size is 8190 for one page,
- * 4480 for two, 3243 for three, 2625 for four (x1024, L = 0, each used
- * once).  With b (1 page), a (4), c (2), d (3) cached, e (1) needs a
- * page: a (least H) then d go, 7 pages, in one batch; GDSF would have
- * taken a alone.
+ * gdsf-batch's first round is GDSF's, one region: with b (1 page), a (4),
+ * c (2), d (3) cached in a 10-page cache, e (1) needs a page and a, the
+ * least H (cost/size 2625 against 8190, 4480 and 3243, x1024, L = 0,
+ * each used once; the default costs a = 770 ns, b = 7420 ns), goes alone.
  */
 TEST(gdsf_batch_hand_computed_example)
 {
@@ -869,19 +867,141 @@ TEST(gdsf_batch_hand_computed_example)
 	ASSERT_EQ(0, stats(fd).evictions);
 	ASSERT_EQ(0, reg1(fd, e, 1 * P, RW, MRRC_REG_RELEASE).ret);
 	st = stats(fd);
-	ASSERT_EQ(2, st.evictions);
+	ASSERT_EQ(1, st.evictions);
 	ASSERT_EQ(1, st.eviction_rounds);
-	ASSERT_EQ(1, st.dereg_batches);
-	ASSERT_EQ(2, st.max_batch);
-	ASSERT_EQ(4, st.cached_pages);
+	ASSERT_EQ(0, st.evict_segment);
+	ASSERT_EQ(7, st.cached_pages);
 	ASSERT_EQ(MRRC_RESULT_EXACT,
 		  reg1(fd, b, 1 * P, RW, MRRC_REG_RELEASE).req.result);
 	ASSERT_EQ(MRRC_RESULT_EXACT,
 		  reg1(fd, c, 2 * P, RW, MRRC_REG_RELEASE).req.result);
 	ASSERT_EQ(MRRC_RESULT_EXACT,
-		  reg1(fd, e, 1 * P, RW, MRRC_REG_RELEASE).req.result);
-	ASSERT_EQ(MRRC_RESULT_MISS,
 		  reg1(fd, d, 3 * P, RW, MRRC_REG_RELEASE).req.result);
+	ASSERT_EQ(MRRC_RESULT_MISS,
+		  reg1(fd, a, 4 * P, RW, MRRC_REG_RELEASE).req.result);
+	close(fd);
+}
+
+/*
+ * While batches pay, the segment doubles.  A scan of one-page regions
+ * never asked for again, in a 100-page cache with evict_pct 20: round r
+ * frees the page needed and s(r) more in one batch, s = 0, 1, 2, 4, 8,
+ * 16, then 20 (the bound), as each round's extras let s(r) misses fit
+ * (s(r) times b' saved) and none comes back.
+ */
+TEST(gdsf_batch_segment_grows_while_batches_pay)
+{
+	static const uint64_t seg[] = { 0, 1, 2, 4, 8, 16, 20, 20, 20 };
+	struct mrrc_cache_config cfg = { .evict_pct = 20 };
+	struct mrrc_cache_stats st, last;
+	unsigned int round = 0;
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	for (int i = 0; i < 100; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + i * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	last = stats(fd);
+	ASSERT_EQ(0, last.eviction_rounds);
+	for (int i = 100; round < ARRAY_SIZE(seg); i++) {
+		ASSERT_EQ(0, reg1(fd, BASE + i * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+		st = stats(fd);
+		if (st.eviction_rounds == last.eviction_rounds)
+			continue;
+		ASSERT_EQ(last.eviction_rounds + 1, st.eviction_rounds);
+		ASSERT_EQ(seg[round], st.evict_segment) TH_LOG("round %u", round);
+		ASSERT_EQ(last.evictions + 1 + seg[round], st.evictions);
+		ASSERT_EQ(last.dereg_batches + 1, st.dereg_batches);
+		ASSERT_EQ(0, st.evicted_early);
+		last = st;
+		round++;
+	}
+	close(fd);
+}
+
+/*
+ * gdsf-batch's segment follows what batching earns.  A loop over 101
+ * one-page regions in a 100-page cache (segment 20 pages, evict_pct 20):
+ * GDSF's least H is the region used longest ago, the next one the loop
+ * asks for, so every region a round evicts beyond the need comes back
+ * before the next round.  With a batch's fixed cost b' of 1 ns that never
+ * pays for the registrations it causes: the segment, which starts at 0,
+ * halves every round it is tried, and ends at 0 or 1 page.  With b' =
+ * 4 ms every round saves far more than the extras cost: the segment grows
+ * to 20 pages and stays there.
+ */
+static void gdsf_batch_loop(struct __test_metadata *_metadata,
+			    uint32_t batch_ns, struct mrrc_cache_stats *st)
+{
+	struct mrrc_cache_config cfg = {
+		.evict_pct = 20, .dereg_ns_per_op = batch_ns,
+	};
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(0, stats(fd).evict_segment);
+	for (int i = 0; i < 101 * 20; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	*st = stats(fd);
+	ASSERT_GE(100, st->cached_pages);
+	close(fd);
+}
+
+TEST(gdsf_batch_segment_shrinks_when_extras_come_back)
+{
+	struct mrrc_cache_stats st;
+
+	gdsf_batch_loop(_metadata, 1, &st);
+	ASSERT_GE(1, st.evict_segment);
+	ASSERT_LT(0, st.evicted_early);
+	/* near GDSF's one region per round by the end */
+	ASSERT_LT(st.evictions / 2, st.eviction_rounds);
+}
+
+TEST(gdsf_batch_segment_stays_when_batches_pay)
+{
+	struct mrrc_cache_stats st;
+
+	gdsf_batch_loop(_metadata, 4000000, &st);
+	ASSERT_EQ(20, st.evict_segment);
+	ASSERT_LT(0, st.evicted_early);
+	ASSERT_GT(st.evictions / 10, st.eviction_rounds);
+}
+
+/* Switching away from gdsf-batch and back starts its segment again. */
+TEST(gdsf_batch_segment_restarts_with_the_policy)
+{
+	struct mrrc_cache_config cfg = {
+		.evict_pct = 20, .dereg_ns_per_op = 4000000,
+	};
+	int fd;
+
+	P = sysconf(_SC_PAGESIZE);
+	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	for (int i = 0; i < 101 * 5; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+	ASSERT_EQ(20, stats(fd).evict_segment);
+	/* set again, its bound unchanged: what it learnt stays */
+	cfg = (struct mrrc_cache_config){ .evict_pct = 20 };
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(20, stats(fd).evict_segment);
+	cfg = (struct mrrc_cache_config){ .policy = MRRC_POLICY_GDSF };
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(0, stats(fd).evict_segment);
+	cfg.policy = MRRC_POLICY_GDSF_BATCH;
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	ASSERT_EQ(0, stats(fd).evict_segment);
 	close(fd);
 }
 

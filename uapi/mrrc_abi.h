@@ -536,6 +536,14 @@ struct mrrc_cache_stats {
 	 * the cache's lock (module parameter lockless_hit)
 	 */
 	__aligned_u64 hit_unlocked;
+	/*
+	 * Policy gdsf-batch: regions a round evicted beyond what was needed
+	 * that were asked for again before the next round, and (a cache's
+	 * own statistics only, 0 in sums) the pages its last round freed
+	 * beyond the need, the segment it sizes by what batching earns
+	 */
+	__aligned_u64 evicted_early;
+	__aligned_u64 evict_segment;
 };
 
 /* ---- connections and the data path (MRRC_FEATURE_DATA) ---------------- */

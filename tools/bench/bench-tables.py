@@ -903,11 +903,110 @@ def t_bm_dht(datadir):
                   "update/s", "lookup again/s", "erase/s"], body) + where(rows)
 
 
+POLICIES = ("lru", "mre", "gdsf", "gdsf-batch")
+
+
+def trace_cells(datadir, trace, model):
+    """BENCH=trace's replays of @trace with the cost model @model ("papers",
+    "rxe-ordinary", "rxe-fast"), MRE's default sections: {pages: {policy:
+    line}}, "none"'s line, and the unbounded cache's cost (its largest size,
+    where no policy evicted anything)."""
+    rows = [r for r in load(datadir, "trace")
+            if r["trace"] == trace and r.get("cost_model", "papers") == model
+            and not r["resort_pct"]]
+    if not rows:
+        raise DataError(f"trace: no lines of {trace} with the {model} model")
+    cells, none = {}, None
+    for r in rows:
+        if r["policy"] == "none":
+            none = r
+            continue
+        if r["policy"] in cells.setdefault(r["cache_pages"], {}):
+            raise DataError(f"trace: two {r['policy']} lines of {trace}, {model}, {r['cache_pages']}")
+        cells[r["cache_pages"]][r["policy"]] = r
+    top = max(cells)
+    if none is None or any(len(cells[c]) != len(POLICIES) for c in cells):
+        raise DataError(f"trace: {trace}, {model}: a policy is missing")
+    if any(cells[top][p]["evictions"] for p in POLICIES):
+        raise DataError(f"trace: {trace}, {model}: the largest cache evicted")
+    unb = cells.pop(top)["lru"]["cost_us"]
+    return cells, none, unb, top, rows
+
+
+def t_trace_hits(datadir, trace):
+    """Hit ratio (page hit ratio) per cache size and policy, and the
+    deregistration batches of LRU and MRE, in the papers' model."""
+    cells, none, unb, top, rows = trace_cells(datadir, trace, "papers")
+    body = [[grouped(c)] + [f'{d[p]["hit_ratio"]:.3f} ({d[p]["page_hit_ratio"]:.2f})'
+                           for p in POLICIES]
+            + [grouped(d["lru"]["dereg_batches"]), grouped(d["mre"]["dereg_batches"])]
+            for c, d in sorted(cells.items())]
+    u = [r for r in rows if r["cache_pages"] == top and r["policy"] == "lru"][0]
+    return (table(["pages"] + list(POLICIES) + ["batches lru", "batches mre"], body)
+            + ["", f"Unbounded ({grouped(top)} pages): hit ratio {u['hit_ratio']:.3f}"
+               f" ({u['page_hit_ratio']:.2f})."] + where(rows))
+
+
+def t_trace_cost(datadir, trace, model):
+    """Model cost per cache size and policy (seconds), each with its saving
+    as a fraction of the unbounded cache's ((none - cost) / (none -
+    unbounded)), and the cheapest policy (several when they cost the same)."""
+    cells, none, unb, top, rows = trace_cells(datadir, trace, model)
+    n = none["cost_us"]
+    body = []
+    for c, d in sorted(cells.items()):
+        cost = {p: d[p]["cost_us"] for p in POLICIES}
+        least = min(cost.values())
+        best = [p for p in POLICIES if cost[p] == least]
+        body.append([grouped(c)]
+                    + [f"{cost[p] / 1e6:.3g} ({(n - cost[p]) / (n - unb):.2f})"
+                       for p in POLICIES]
+                    + [", ".join(best)])
+    out = table(["pages"] + list(POLICIES) + ["cheapest"], body)
+    out += ["", f"No cache: {n / 1e6:.3g} s; unbounded ({grouped(top)} pages):"
+                f" {unb / 1e6:.3g} s"
+                + (f"; costs ``a,b,a',b',c'`` = {none['costs_ns']} ns." if model != "papers"
+                   else ".")]
+    return out + where(rows)
+
+
+def t_trace_models(datadir):
+    """The measured cost models the replays used (their "costs_ns": a, b,
+    a', b', c' in ns), in µs."""
+    rows = [r for r in load(datadir, "trace") if r.get("cost_model", "papers") != "papers"]
+    body = []
+    for mode in ("ordinary", "fast"):
+        costs = {r["costs_ns"] for r in rows if r["cost_model"] == "rxe-" + mode}
+        if len(costs) != 1:
+            raise DataError(f"trace: {len(costs)} cost models for rxe-{mode}")
+        a, b, a2, b2, c2 = (int(x) for x in costs.pop().split(","))
+        body.append([mode] + [f"{v / 1000:.3g} µs" for v in (a, b, a2, b2, c2)])
+    return table(["mode", "a", "b", "a'", "b' (batch)", "c' (per region)"], body) + where(rows)
+
+
+def t_trace_sections(datadir):
+    """MRE's resorting section and eviction segment varied (papers' model):
+    hit ratio / cost (s), HTTPD-like at 16 384 pages, CloudPhysics at
+    4 096."""
+    rows = [r for r in load(datadir, "trace") if r["resort_pct"]]
+    if not rows:
+        raise DataError("trace: no section sweep")
+    sens = {}
+    for r in rows:
+        sens.setdefault((r["resort_pct"], r["evict_pct"]), {})[r["trace"]] = r
+    body = [[str(rp), str(ep)] + [f'{d[t]["hit_ratio"]:.3f} / {d[t]["cost_us"] / 1e6:.3f}'
+                                  if t in d else "—" for t in ("httpd", "cloudphysics")]
+            for (rp, ep), d in sorted(sens.items())]
+    return table(["resort %", "evict %", "httpd", "cloudphysics"], body) + where(rows)
+
+
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_locks": t_bm_locks, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
           "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
           "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,
-          "lockless": t_lockless}
+          "lockless": t_lockless,
+          "trace_hits": t_trace_hits, "trace_cost": t_trace_cost,
+          "trace_sections": t_trace_sections, "trace_models": t_trace_models}
 
 
 def render(text, datadir):

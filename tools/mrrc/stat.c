@@ -27,7 +27,7 @@ static const struct {
 	F(exposed), F(reg_timeouts), F(exports), F(exported),
 	F(export_bytes), F(notifier_kept), F(reg_chained),
 	F(reg_chain_uncached), F(reg_chain_failures), F(expo_chained),
-	F(hit_unlocked),
+	F(hit_unlocked), F(evicted_early),
 };
 
 #undef F

@@ -207,7 +207,9 @@ int main(int argc, char **argv)
 	       "\"hit_ratio\":%.6f,\"cost_us\":%.1f,\"registrations\":%" PRIu64
 	       ",\"deregistrations\":%" PRIu64 ",\"dereg_batches\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-	       PRIu64 ",\"resort_pct\":%u,\"evict_pct\":%u,\"cost_model\":",
+	       PRIu64 ",\"eviction_rounds\":%" PRIu64 ",\"evicted_early\":%"
+	       PRIu64 ",\"evict_segment\":%" PRIu64
+	       ",\"resort_pct\":%u,\"evict_pct\":%u,\"cost_model\":",
 	       policies[cfg.policy],
 	       cfg.cache_pages, (uint64_t)res.st.requests, asked,
 	       (uint64_t)res.st.reg_pages,
@@ -216,7 +218,9 @@ int main(int argc, char **argv)
 	       res.cost_us, (uint64_t)res.st.registrations,
 	       (uint64_t)res.st.deregistrations, (uint64_t)res.st.dereg_batches,
 	       (uint64_t)res.st.overlap, (uint64_t)res.st.miss,
-	       (uint64_t)res.st.evictions, cfg.resort_pct, cfg.evict_pct);
+	       (uint64_t)res.st.evictions, (uint64_t)res.st.eviction_rounds,
+	       (uint64_t)res.st.evicted_early, (uint64_t)res.st.evict_segment,
+	       cfg.resort_pct, cfg.evict_pct);
 	bench_json_str(stdout, model ? model :
 		       cfg.cost[0] ? "custom" : "papers");
 	printf(",\"costs_ns\":\"%u,%u,%u,%u,%u\"", cfg.cost[0], cfg.cost[1],

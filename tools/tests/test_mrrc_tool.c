@@ -722,7 +722,8 @@ static void test_stat_json(void **state)
 	assert_non_null(strstr(r.out, "\"notifier_kept\":0,"
 			       "\"reg_chained\":0,\"reg_chain_uncached\":0,"
 			       "\"reg_chain_failures\":0,\"expo_chained\":0,"
-			       "\"hit_unlocked\":0,\"hit_pct\":75.000}\n"));
+			       "\"hit_unlocked\":0,\"evicted_early\":0,"
+			       "\"hit_pct\":75.000}\n"));
 	free_run(&r);
 }
 
