@@ -632,18 +632,12 @@ static void mrrc_cache_touch(struct mrrc_cache *c, struct mrrc_region *r,
 		c->policy->touch(c, r, n);
 }
 
-/*
- * Hand the cached regions from the current policy to @to; or, when @to is
- * the current policy, tell it that the configuration was set again.
- */
+/* Hand the cached regions from the current policy to @to. */
 static void mrrc_policy_switch(struct mrrc_cache *c,
 			       const struct mrrc_policy_ops *to)
 {
-	if (to == c->policy) {
-		if (to->configured)
-			to->configured(c);
+	if (to == c->policy)
 		return;
-	}
 	if (c->policy->stop)
 		c->policy->stop(c);
 	WRITE_ONCE(c->policy, to);
@@ -2009,7 +2003,7 @@ static struct mrrc_cache *__mrrc_cache_create(struct ib_pd *pd,
 		mmgrab(mm);
 
 	c->gd_tree = RB_ROOT;
-	xa_init(&c->gb_extra);
+	xa_init_flags(&c->gb_extra, XA_FLAGS_ACCOUNT);
 	c->policy = mrrc_policies[MRRC_POLICY_MRE];
 	c->cfg.policy = MRRC_POLICY_MRE;
 	c->cfg.mode = MRRC_MODE_FAST;

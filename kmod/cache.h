@@ -275,7 +275,7 @@ struct mrrc_registrar {
  * @start: it becomes the cache's policy, with regions cached: set up its
  *	state for them (optional)
  * @stop: it stops being the policy: drop that state (optional)
- * @miss: pages [@start, @last] are not cached and are about to be
+ * @miss: pages [start, last] are not cached and are about to be
  *	registered, once room is made for them (optional)
  * @insert: @r was just cached, at the top of c->stack, and is about to
  *	be touched; a request that fails later leaves it cached untouched
@@ -287,8 +287,6 @@ struct mrrc_registrar {
  *	@regions more regions fit, or no unreferenced region is left; an
  *	errno only when the policy itself fails (the caller returns -ENOSPC
  *	if the room is still not there)
- * @configured: CACHE_CONFIG set the configuration again, the policy
- *	unchanged: state derived from it follows (optional)
  *
  * Every operation runs with c->mutex held.
  */
@@ -304,7 +302,6 @@ struct mrrc_policy_ops {
 		      unsigned int n);
 	void (*erase)(struct mrrc_cache *c, struct mrrc_region *r);
 	int (*evict)(struct mrrc_cache *c, u64 pages, u32 regions);
-	void (*configured)(struct mrrc_cache *c);
 };
 
 extern const struct mrrc_policy_ops mrrc_policy_mre;
@@ -437,16 +434,15 @@ struct mrrc_cache_config_k {
  *	gdsf-batch
  * @gd_l: GDSF's inflation value L
  * @gb_extra: gdsf-batch: the regions its last round evicted beyond what
- *	was needed, by first page (value: last page), until the next round
- * @gb_extra_max: the most pages of one region in @gb_extra
+ *	was needed, by last page (value: first page), until the next round
  * @gb_seg: gdsf-batch: pages a round frees beyond what is needed
- * @gb_seg_max: the most @gb_seg may be, evict_pct of the capacity, as
- *	when gdsf-batch started or was last configured
+ * @gb_seg_max: the most @gb_seg may be, evict_pct of the capacity when
+ *	the segment last started
  * @gb_misses: ranges missed since gdsf-batch's last round
  * @gb_waste_ns: the registration cost of the regions of @gb_extra asked
  *	for again since the last round
- * @gb_judge: gdsf-batch has had a round since it (re)started, whose
- *	segment the next round weighs
+ * @gb_judge: gdsf-batch has had a round since its segment started, whose
+ *	extras the next round weighs
  * @sort_buf: scratch array for MRE resorting
  * @sort_len: entries @sort_buf has room for
  * @key_seq: keys handed out by the model registrar
@@ -489,7 +485,6 @@ struct mrrc_cache {
 	struct rb_root gd_tree;
 	u64 gd_l;
 	struct xarray gb_extra;
-	unsigned long gb_extra_max;
 	u64 gb_seg;
 	u64 gb_seg_max;
 	u64 gb_misses;

@@ -136,9 +136,15 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
  * loss was larger, else doubles, up to evict_pct of the capacity.  It
  * starts at nothing, GDSF's own round, so that a cache that evicts a few
  * times only (one nearly as large as what the workload uses) never
- * evicts a large segment on trust.  With a large b' (fast registration,
- * where a batch is one LOCAL_INV chain waited for) it grows to the
- * bound; with a small one it stays near GDSF's single evictions.
+ * evicts a large segment on trust, and starts again when its bound
+ * changes.  With a large b' (fast registration, where a batch is one
+ * LOCAL_INV chain waited for) it grows to the bound; with a small one it
+ * stays near GDSF's single evictions.
+ *
+ * The extras of the last round are in c->gb_extra by last page, the value
+ * their first page (page numbers are below LONG_MAX, as xa_mk_value()
+ * wants).  Regions of one access class never overlap; extras of two
+ * classes may, and then one hides the other: the accounting is a hint.
  */
 static u64 mrrc_gb_max_seg(struct mrrc_cache *c)
 {
@@ -148,10 +154,8 @@ static u64 mrrc_gb_max_seg(struct mrrc_cache *c)
 static void mrrc_gb_forget_extras(struct mrrc_cache *c)
 {
 	xa_destroy(&c->gb_extra);
-	c->gb_extra_max = 0;
 }
 
-/* The segment starts at nothing, and again when its bound changes. */
 static void mrrc_gb_restart(struct mrrc_cache *c)
 {
 	c->gb_seg_max = mrrc_gb_max_seg(c);
@@ -159,7 +163,8 @@ static void mrrc_gb_restart(struct mrrc_cache *c)
 	c->gb_misses = 0;
 	c->gb_waste_ns = 0;
 	c->gb_judge = false;
-	c->st.evict_segment = c->gb_seg;
+	c->st.evict_segment = 0;
+	mrrc_gb_forget_extras(c);
 }
 
 static void mrrc_gb_start(struct mrrc_cache *c)
@@ -168,107 +173,92 @@ static void mrrc_gb_start(struct mrrc_cache *c)
 	mrrc_gb_restart(c);
 }
 
-static void mrrc_gb_configured(struct mrrc_cache *c)
-{
-	if (mrrc_gb_max_seg(c) != c->gb_seg_max)
-		mrrc_gb_restart(c);
-}
-
 static void mrrc_gb_stop(struct mrrc_cache *c)
 {
 	mrrc_gdsf_stop(c);
-	mrrc_gb_forget_extras(c);
-	c->st.evict_segment = 0;
+	mrrc_gb_restart(c);
 }
 
-/*
- * @r, evicted beyond the need, is remembered until the next round.  Only
- * a hint: without memory at hand, or for a range no value can hold, it is
- * not.
- */
+/* @r, evicted beyond the need, is remembered until the next round. */
 static void mrrc_gb_note_extra(struct mrrc_cache *c, struct mrrc_region *r)
 {
-	unsigned long first = r->it.start, last = r->it.last;
-
-	if (last > LONG_MAX ||
-	    xa_is_err(xa_store(&c->gb_extra, first, xa_mk_value(last),
-			       GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)))
-		return;
-	c->gb_extra_max = max(c->gb_extra_max, last - first + 1);
+	/* Only a hint: without memory at hand, it is not remembered. */
+	xa_store(&c->gb_extra, r->it.last, xa_mk_value(r->it.start),
+		 GFP_NOWAIT | __GFP_NOWARN);
 }
 
 /*
- * Pages [@start, @last] are to be registered: any extra of the last round
+ * Pages [start, last] are to be registered: any extra of the last round
  * they reach was evicted early.  Before room is made for them, so that
- * the round this miss may start weighs it too.
+ * the round this miss may start weighs it too.  Each extra found is
+ * forgotten, and the walk ends at the first extra past @last: a request
+ * visits what it reaches and one more.
  */
 static void mrrc_gb_miss(struct mrrc_cache *c, unsigned long start,
 			 unsigned long last)
 {
-	unsigned long first = start, idx;
+	unsigned long idx;
 	void *e;
 
 	c->gb_misses++;
-	if (!c->gb_extra_max)
-		return;
-	/* the extras that start before @start and may reach into it, too */
-	first -= min(first, c->gb_extra_max - 1);
-	xa_for_each_range(&c->gb_extra, idx, e, first, last) {
-		u64 pages = xa_to_value(e) - idx + 1;
+	xa_for_each_start(&c->gb_extra, idx, e, start) {
+		unsigned long first = xa_to_value(e);
 
-		if (xa_to_value(e) < start)
-			continue;
-		c->gb_waste_ns += pages * c->cfg.reg_ns_per_page +
-				  c->cfg.reg_ns_per_op;
+		if (first > last)
+			break;
+		c->gb_waste_ns += (u64)(idx - first + 1) *
+				  c->cfg.reg_ns_per_page + c->cfg.reg_ns_per_op;
 		c->st.evicted_early++;
 		xa_erase(&c->gb_extra, idx);
 	}
 }
 
 /*
- * A new round: the segment follows what the last round's extras earned
- * (nothing to weigh before the first round).
+ * The segment for a round that needs room for @regions new regions: what
+ * the last round's extras earned weighed against what they cost (nothing
+ * to weigh before the first round, or after the bound changed).
  */
-static void mrrc_gb_adapt(struct mrrc_cache *c)
+static u64 mrrc_gb_next_seg(struct mrrc_cache *c, u32 regions)
 {
 	u64 saved;
 
-	if (check_mul_overflow(c->gb_misses ? c->gb_misses - 1 : 0,
+	if (mrrc_gb_max_seg(c) != c->gb_seg_max)
+		mrrc_gb_restart(c);
+	if (!c->gb_judge)
+		return c->gb_seg;
+	/* the misses that fitted: not this request's own */
+	if (check_mul_overflow(c->gb_misses - min_t(u64, c->gb_misses, regions),
 			       (u64)c->cfg.dereg_ns_per_op, &saved))
 		saved = U64_MAX;
-	if (!c->gb_judge)
-		c->gb_judge = true;
-	else if (c->gb_waste_ns > saved)
-		c->gb_seg /= 2;
-	else
-		c->gb_seg = c->gb_seg ? c->gb_seg * 2 : 1;
-	c->gb_seg = min(c->gb_seg, c->gb_seg_max);
-	c->gb_misses = 0;
-	c->gb_waste_ns = 0;
-	mrrc_gb_forget_extras(c);
+	if (c->gb_waste_ns > saved)
+		return c->gb_seg / 2;
+	return min(c->gb_seg ? c->gb_seg * 2 : 1, c->gb_seg_max);
 }
 
 /*
  * The unreferenced regions of least H, as many as hold what the request
  * needs and the segment beyond it, go in one deregistration batch; L
- * becomes the H of the last of them.
+ * becomes the H of the last of them.  A round that evicts nothing (every
+ * region in use) changes nothing.
  */
 static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 {
-	u64 need_pages, need_regions, target, freed = 0, evicted = 0;
+	u64 need_pages, need_regions, seg, target, freed = 0, evicted = 0;
 	struct mrrc_region *r;
 	struct rb_node *n, *next;
 	LIST_HEAD(victims);
 
-	mrrc_gb_adapt(c);
+	seg = mrrc_gb_next_seg(c, regions);
 	mrrc_cache_need(c, pages, regions, &need_pages, &need_regions);
-	target = need_pages + c->gb_seg;
+	target = need_pages + seg;
 	for (n = rb_first(&c->gd_tree);
 	     n && (freed < target || evicted < need_regions); n = next) {
 		next = rb_next(n);
 		r = rb_entry(n, struct mrrc_region, gd_node);
 		if (!mrrc_region_claim(r))
 			continue;
+		if (!evicted)	/* the last round's extras are judged */
+			mrrc_gb_forget_extras(c);
 		if (freed >= need_pages && evicted >= need_regions)
 			mrrc_gb_note_extra(c, r);
 		c->gd_l = r->gd_h;
@@ -279,9 +269,13 @@ static int mrrc_gdsf_batch_evict(struct mrrc_cache *c, u64 pages, u32 regions)
 	}
 	if (!evicted)
 		return 0;
+	c->gb_seg = seg;
+	c->gb_judge = true;
+	c->gb_misses = 0;
+	c->gb_waste_ns = 0;
 	c->st.evictions += evicted;
 	c->st.eviction_rounds++;
-	c->st.evict_segment = c->gb_seg;
+	c->st.evict_segment = seg;
 	trace_mrrc_evict(c->pid, MRRC_POLICY_GDSF_BATCH, evicted, freed,
 			 c->gd_l);
 	mrrc_regions_destroy(c, &victims);
@@ -309,5 +303,4 @@ const struct mrrc_policy_ops mrrc_policy_gdsf_batch = {
 	.touch = mrrc_gdsf_touch,
 	.erase = mrrc_gdsf_erase,
 	.evict = mrrc_gdsf_batch_evict,
-	.configured = mrrc_gb_configured,
 };

@@ -976,8 +976,39 @@ TEST(gdsf_batch_segment_stays_when_batches_pay)
 	ASSERT_GT(st.evictions / 10, st.eviction_rounds);
 }
 
-/* Switching away from gdsf-batch and back starts its segment again. */
-TEST(gdsf_batch_segment_restarts_with_the_policy)
+/*
+ * gdsf-batch's segment starts again at nothing when the policy is chosen
+ * again and when its bound (evict_pct of the capacity) changes; setting
+ * the configuration again unchanged keeps it.  The loop of
+ * gdsf_batch_loop(), b' = 4 ms, grows it to 20 pages first.
+ */
+static void gdsf_batch_grow(struct __test_metadata *_metadata, int fd,
+			    unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+}
+
+/* One miss that starts a round: it evicts 1 + @seg regions. */
+static void gdsf_batch_one_round(struct __test_metadata *_metadata, int fd,
+				 uint64_t seg)
+{
+	struct mrrc_cache_stats st0 = stats(fd), st;
+
+	for (unsigned int i = 0; i < 1000; i++) {
+		ASSERT_EQ(0, reg1(fd, BASE + (1000 + i) * 2 * P, P, RW,
+				  MRRC_REG_RELEASE).ret);
+		st = stats(fd);
+		if (st.eviction_rounds != st0.eviction_rounds)
+			break;
+	}
+	ASSERT_EQ(st0.eviction_rounds + 1, st.eviction_rounds);
+	ASSERT_EQ(seg, st.evict_segment);
+	ASSERT_EQ(st0.evictions + 1 + seg, st.evictions);
+}
+
+TEST(gdsf_batch_segment_restarts)
 {
 	struct mrrc_cache_config cfg = {
 		.evict_pct = 20, .dereg_ns_per_op = 4000000,
@@ -988,20 +1019,28 @@ TEST(gdsf_batch_segment_restarts_with_the_policy)
 	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
-	for (int i = 0; i < 101 * 5; i++)
-		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
-				  MRRC_REG_RELEASE).ret);
+	gdsf_batch_grow(_metadata, fd, 101 * 5);
 	ASSERT_EQ(20, stats(fd).evict_segment);
 	/* set again, its bound unchanged: what it learnt stays */
 	cfg = (struct mrrc_cache_config){ .evict_pct = 20 };
 	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
-	ASSERT_EQ(20, stats(fd).evict_segment);
+	gdsf_batch_one_round(_metadata, fd, 20);
+	/* another policy and back */
 	cfg = (struct mrrc_cache_config){ .policy = MRRC_POLICY_GDSF };
 	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
 	ASSERT_EQ(0, stats(fd).evict_segment);
 	cfg.policy = MRRC_POLICY_GDSF_BATCH;
 	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
-	ASSERT_EQ(0, stats(fd).evict_segment);
+	gdsf_batch_one_round(_metadata, fd, 0);
+	gdsf_batch_one_round(_metadata, fd, 1);
+	/* a new bound: 10 % of 100 pages */
+	gdsf_batch_grow(_metadata, fd, 101 * 5);
+	ASSERT_EQ(20, stats(fd).evict_segment);
+	cfg = (struct mrrc_cache_config){ .evict_pct = 10 };
+	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
+	gdsf_batch_one_round(_metadata, fd, 0);
+	gdsf_batch_grow(_metadata, fd, 101 * 5);
+	ASSERT_EQ(10, stats(fd).evict_segment);
 	close(fd);
 }
 

@@ -269,7 +269,7 @@ enum mrrc_policy {
 	MRRC_POLICY_LRU = 2,	/* classic pin-down cache, one region at a time */
 	MRRC_POLICY_NONE = 3,	/* no cache: register and deregister every time */
 	MRRC_POLICY_GDSF = 4,	/* GreedyDual-Size-Frequency, a size-aware baseline */
-	MRRC_POLICY_GDSF_BATCH = 5, /* GDSF order, MRE's batched eviction segment */
+	MRRC_POLICY_GDSF_BATCH = 5, /* GDSF order, batches sized by their worth */
 };
 
 /* How the cache registers memory. */
@@ -294,8 +294,9 @@ enum mrrc_reg_mode {
  * @max_regions: in, limit on cached regions (0: unchanged); out, current
  * @resort_pct: in, MRE resorting section, % of cached pages at the bottom
  *	of the stack (0: unchanged, 1..100); out, current
- * @evict_pct: in, MRE eviction segment, % of @max_pages freed per round
- *	(0: unchanged, 1..100); out, current
+ * @evict_pct: in, MRE eviction segment, % of @max_pages freed per round,
+ *	and the most gdsf-batch frees beyond the need (0: unchanged,
+ *	1..100); out, current
  * @reg_ns_per_page: model a, ns (0: unchanged); out, current
  * @reg_ns_per_op: model b, ns (0: unchanged); out, current
  * @dereg_ns_per_page: model a', ns (0: unchanged); out, current
@@ -538,11 +539,14 @@ struct mrrc_cache_stats {
 	__aligned_u64 hit_unlocked;
 	/*
 	 * Policy gdsf-batch: regions a round evicted beyond what was needed
-	 * that were asked for again before the next round, and (a cache's
-	 * own statistics only, 0 in sums) the pages its last round freed
-	 * beyond the need, the segment it sizes by what batching earns
+	 * that were asked for again before the next round
 	 */
 	__aligned_u64 evicted_early;
+	/*
+	 * Policy gdsf-batch: the pages its last round set out to free beyond
+	 * the need (the segment it sizes by what batching earns); 0 in sums,
+	 * so also for a context with isolated connections
+	 */
 	__aligned_u64 evict_segment;
 };
 

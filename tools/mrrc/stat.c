@@ -71,7 +71,8 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		"registrations           %" PRIu64 " (%" PRIu64 " pages)\n"
 		"deregistrations         %" PRIu64 " (%" PRIu64 " pages) in %" PRIu64
 		" batches, largest %" PRIu64 "\n"
-		"evictions               %" PRIu64 " in %" PRIu64 " rounds\n"
+		"evictions               %" PRIu64 " in %" PRIu64 " rounds, %"
+		PRIu64 " early\n"
 		"invalidations           %" PRIu64 "\n"
 		"cached                  %" PRIu64 " regions, %" PRIu64 " pages\n"
 		"pinned                  %" PRIu64 " pages\n"
@@ -100,7 +101,7 @@ void mrrc_stat_print(FILE *out, const struct mrrc_cache_stats *s)
 		(uint64_t)s->deregistrations, (uint64_t)s->dereg_pages,
 		(uint64_t)s->dereg_batches, (uint64_t)s->max_batch,
 		(uint64_t)s->evictions, (uint64_t)s->eviction_rounds,
-		(uint64_t)s->invalidations, (uint64_t)s->cached_regions,
+		(uint64_t)s->evicted_early, (uint64_t)s->invalidations, (uint64_t)s->cached_regions,
 		(uint64_t)s->cached_pages, (uint64_t)s->pinned_pages,
 		(uint64_t)s->inuse_regions, (uint64_t)s->handles,
 		(uint64_t)s->pool_mrs, (uint64_t)s->pool_free,
