@@ -228,7 +228,7 @@ check "bm.rst's tables are what Documentation/data gives" \
 check "evaluation.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check Documentation/evaluation.rst
 check "make docs draws the figures and writes the HTML" \
-	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk redy-slo redy-migration bm-fix cloudphysics-hit cloudphysics-cost-rxe-fast httpd-cost-papers; do
+	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk redy-slo redy-migration bm-fix cloudphysics-cost-rxe-fast httpd-hit httpd-cost-papers; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'
 for m in lib/man3/*.3 tools/mrrc/mrrc.8 tools/blk/mrrc_blk.4 tools/mrrcd/mrrcd.8 tools/mrrcd/mrrckv.1 tools/replay/mrrc-replay.1 tools/redy/redy.1 tools/redy/redyd.8 tools/redy/redymgr.8 tools/redy/redy_cache.3 tools/mrrcd/libmrrckv.3 tools/bm/bm.1; do
 	check "man page $(basename "$m") renders without warnings" \

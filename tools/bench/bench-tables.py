@@ -933,6 +933,12 @@ def trace_cells(datadir, trace, model):
     return cells, none, unb, top, rows
 
 
+def secs(us):
+    """Microseconds as seconds, to three significant places at least."""
+    s = us / 1e6
+    return f"{s:.3f}" if s < 1 else f"{s:.2f}" if s < 10 else f"{s:.1f}"
+
+
 def t_trace_hits(datadir, trace):
     """Hit ratio (page hit ratio) per cache size and policy, and the
     deregistration batches of LRU and MRE, in the papers' model."""
@@ -959,12 +965,12 @@ def t_trace_cost(datadir, trace, model):
         least = min(cost.values())
         best = [p for p in POLICIES if cost[p] == least]
         body.append([grouped(c)]
-                    + [f"{cost[p] / 1e6:.3g} ({(n - cost[p]) / (n - unb):.2f})"
+                    + [f"{secs(cost[p])} ({(n - cost[p]) / (n - unb):.2f})"
                        for p in POLICIES]
                     + [", ".join(best)])
     out = table(["pages"] + list(POLICIES) + ["cheapest"], body)
-    out += ["", f"No cache: {n / 1e6:.3g} s; unbounded ({grouped(top)} pages):"
-                f" {unb / 1e6:.3g} s"
+    out += ["", f"No cache: {secs(n)} s; unbounded ({grouped(top)} pages):"
+                f" {secs(unb)} s"
                 + (f"; costs ``a,b,a',b',c'`` = {none['costs_ns']} ns." if model != "papers"
                    else ".")]
     return out + where(rows)
