@@ -904,37 +904,48 @@ def t_bm_dht(datadir):
 
 
 POLICIES = ("lru", "mre", "gdsf", "gdsf-batch")
+UNBOUNDED = 1048576
 
 
 def trace_cells(datadir, trace, model):
     """BENCH=trace's replays of @trace with the cost model @model ("papers",
     "rxe-ordinary", "rxe-fast"), MRE's default sections: {pages: {policy:
-    line}}, "none"'s line, and the unbounded cache's cost (its largest size,
-    where no policy evicted anything)."""
+    line}}, "none"'s line, the unbounded cache's cost (UNBOUNDED pages,
+    where no policy may have evicted anything, every policy costing the
+    same), and the lines."""
     rows = [r for r in load(datadir, "trace")
             if r["trace"] == trace and r.get("cost_model", "papers") == model
-            and not r["resort_pct"]]
-    if not rows:
-        raise DataError(f"trace: no lines of {trace} with the {model} model")
+            and not r.get("resort_pct")]
     cells, none = {}, None
     for r in rows:
         if r["policy"] == "none":
+            if none is not None:
+                raise DataError(f"trace: two 'none' lines of {trace}, {model}")
             none = r
             continue
         if r["policy"] in cells.setdefault(r["cache_pages"], {}):
             raise DataError(f"trace: two {r['policy']} lines of {trace}, {model}, {r['cache_pages']}")
         cells[r["cache_pages"]][r["policy"]] = r
-    top = max(cells)
-    if none is None or any(len(cells[c]) != len(POLICIES) for c in cells):
+    if none is None or UNBOUNDED not in cells or len(cells) < 2:
+        raise DataError(f"trace: {trace}, {model}: 'none', the unbounded cache"
+                        " or the sizes below it missing")
+    if any(len(d) != len(POLICIES) for d in cells.values()):
         raise DataError(f"trace: {trace}, {model}: a policy is missing")
-    if any(cells[top][p]["evictions"] for p in POLICIES):
-        raise DataError(f"trace: {trace}, {model}: the largest cache evicted")
-    unb = cells.pop(top)["lru"]["cost_us"]
-    return cells, none, unb, top, rows
+    u = cells.pop(UNBOUNDED)
+    if (any(u[p]["evictions"] for p in POLICIES)
+            or len({u[p]["cost_us"] for p in POLICIES}) != 1
+            or max(cells) > UNBOUNDED):
+        raise DataError(f"trace: {trace}, {model}: the unbounded cache is not")
+    unb = u["lru"]["cost_us"]
+    if none["cost_us"] <= unb:
+        raise DataError(f"trace: {trace}, {model}: no cache costs no more than"
+                        " the unbounded one")
+    return cells, none, unb, rows
 
 
 def secs(us):
-    """Microseconds as seconds, to three significant places at least."""
+    """Microseconds as seconds: three decimals below 1 s, two below 10 s,
+    one above."""
     s = us / 1e6
     return f"{s:.3f}" if s < 1 else f"{s:.2f}" if s < 10 else f"{s:.1f}"
 
@@ -942,14 +953,14 @@ def secs(us):
 def t_trace_hits(datadir, trace):
     """Hit ratio (page hit ratio) per cache size and policy, and the
     deregistration batches of LRU and MRE, in the papers' model."""
-    cells, none, unb, top, rows = trace_cells(datadir, trace, "papers")
+    cells, none, unb, rows = trace_cells(datadir, trace, "papers")
     body = [[grouped(c)] + [f'{d[p]["hit_ratio"]:.3f} ({d[p]["page_hit_ratio"]:.2f})'
                            for p in POLICIES]
             + [grouped(d["lru"]["dereg_batches"]), grouped(d["mre"]["dereg_batches"])]
             for c, d in sorted(cells.items())]
-    u = [r for r in rows if r["cache_pages"] == top and r["policy"] == "lru"][0]
+    u = [r for r in rows if r["cache_pages"] == UNBOUNDED and r["policy"] == "lru"][0]
     return (table(["pages"] + list(POLICIES) + ["batches lru", "batches mre"], body)
-            + ["", f"Unbounded ({grouped(top)} pages): hit ratio {u['hit_ratio']:.3f}"
+            + ["", f"Unbounded ({grouped(UNBOUNDED)} pages): hit ratio {u['hit_ratio']:.3f}"
                f" ({u['page_hit_ratio']:.2f})."] + where(rows))
 
 
@@ -957,7 +968,7 @@ def t_trace_cost(datadir, trace, model):
     """Model cost per cache size and policy (seconds), each with its saving
     as a fraction of the unbounded cache's ((none - cost) / (none -
     unbounded)), and the cheapest policy (several when they cost the same)."""
-    cells, none, unb, top, rows = trace_cells(datadir, trace, model)
+    cells, none, unb, rows = trace_cells(datadir, trace, model)
     n = none["cost_us"]
     body = []
     for c, d in sorted(cells.items()):
@@ -969,41 +980,73 @@ def t_trace_cost(datadir, trace, model):
                        for p in POLICIES]
                     + [", ".join(best)])
     out = table(["pages"] + list(POLICIES) + ["cheapest"], body)
-    out += ["", f"No cache: {secs(n)} s; unbounded ({grouped(top)} pages):"
+    out += ["", f"No cache: {secs(n)} s; unbounded ({grouped(UNBOUNDED)} pages):"
                 f" {secs(unb)} s"
                 + (f"; costs ``a,b,a',b',c'`` = {none['costs_ns']} ns." if model != "papers"
                    else ".")]
     return out + where(rows)
 
 
+def fitted_costs(rows, mode):
+    """bench_trace.sh's a,b,a',b',c' from BENCH=reg's lines of one kernel."""
+    m = {r["metric"]: r["value"] for r in rows
+         if r["metric"].startswith("cost_model_") and r.get("mode") == mode}
+    try:
+        a2 = m["cost_model_a2_ns"]
+        v = (m["cost_model_a_ns"], m["cost_model_b_ns"], a2,
+             max(1, m["cost_model_batch_b_ns"]), max(1, m["cost_model_batch_c_ns"] - a2))
+    except KeyError:
+        return None
+    return ",".join(str(round(x)) for x in v)
+
+
 def t_trace_models(datadir):
     """The measured cost models the replays used (their "costs_ns": a, b,
-    a', b', c' in ns), in µs."""
+    a', b', c' in ns), in µs, and where BENCH=reg measured them (the run of
+    Documentation/data/reg.jsonl whose fit gives the same constants)."""
     rows = [r for r in load(datadir, "trace") if r.get("cost_model", "papers") != "papers"]
-    body = []
+    reg = load(datadir, "reg")
+    body, src = [], []
     for mode in ("ordinary", "fast"):
         costs = {r["costs_ns"] for r in rows if r["cost_model"] == "rxe-" + mode}
         if len(costs) != 1:
             raise DataError(f"trace: {len(costs)} cost models for rxe-{mode}")
-        a, b, a2, b2, c2 = (int(x) for x in costs.pop().split(","))
+        c = costs.pop()
+        runs = [k for k in sorted({(r.get("kernel"), r.get("commit")) for r in reg})
+                if fitted_costs([r for r in reg if (r.get("kernel"), r.get("commit")) == k],
+                                mode) == c]
+        if not runs:
+            raise DataError(f"trace: rxe-{mode}'s costs {c} are no run's of reg.jsonl")
+        src += [r for r in reg if (r.get("kernel"), r.get("commit")) == runs[0]
+                and r["metric"].startswith("cost_model_")]
+        a, b, a2, b2, c2 = (int(x) for x in c.split(","))
         body.append([mode] + [f"{v / 1000:.3g} µs" for v in (a, b, a2, b2, c2)])
-    return table(["mode", "a", "b", "a'", "b' (batch)", "c' (per region)"], body) + where(rows)
+    return table(["mode", "a", "b", "a'", "b' (batch)", "c' (per region)"], body) + where(src)
 
 
 def t_trace_sections(datadir):
     """MRE's resorting section and eviction segment varied (papers' model):
-    hit ratio / cost (s), HTTPD-like at 16 384 pages, CloudPhysics at
-    4 096."""
-    rows = [r for r in load(datadir, "trace") if r["resort_pct"]]
+    hit ratio / cost (s) at the sizes bench_trace.sh sweeps them at."""
+    rows = [r for r in load(datadir, "trace")
+            if r.get("resort_pct") and r.get("cost_model", "papers") == "papers"]
     if not rows:
         raise DataError("trace: no section sweep")
     sens = {}
     for r in rows:
-        sens.setdefault((r["resort_pct"], r["evict_pct"]), {})[r["trace"]] = r
+        d = sens.setdefault((r["resort_pct"], r["evict_pct"]), {})
+        if r["trace"] in d:
+            raise DataError(f"trace: two section lines of {r['trace']} at"
+                            f" {r['resort_pct']} / {r['evict_pct']}")
+        d[r["trace"]] = r
     body = [[str(rp), str(ep)] + [f'{d[t]["hit_ratio"]:.3f} / {d[t]["cost_us"] / 1e6:.3f}'
                                   if t in d else "—" for t in ("httpd", "cloudphysics")]
             for (rp, ep), d in sorted(sens.items())]
-    return table(["resort %", "evict %", "httpd", "cloudphysics"], body) + where(rows)
+    sizes = {t: sorted({r["cache_pages"] for r in rows if r["trace"] == t})
+             for t in ("httpd", "cloudphysics")}
+    return (table(["resort %", "evict %", "httpd", "cloudphysics"], body)
+            + ["", "Sizes: " + "; ".join(f"{t} {', '.join(grouped(c) for c in v)} pages"
+                                        for t, v in sizes.items() if v) + "."]
+            + where(rows))
 
 
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_locks": t_bm_locks, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
