@@ -934,8 +934,8 @@ TEST(gdsf_batch_segment_grows_while_batches_pay)
  * 4 ms every round saves far more than the extras cost: the segment grows
  * to 20 pages and stays there.
  */
-static void gdsf_batch_loop(struct __test_metadata *_metadata,
-			    uint32_t batch_ns, struct mrrc_cache_stats *st)
+/* A 100-page gdsf-batch cache, evict_pct 20, a batch's b' @batch_ns. */
+static int gdsf_batch_open(uint32_t batch_ns)
 {
 	struct mrrc_cache_config cfg = {
 		.evict_pct = 20, .dereg_ns_per_op = batch_ns,
@@ -944,12 +944,30 @@ static void gdsf_batch_loop(struct __test_metadata *_metadata,
 
 	P = sysconf(_SC_PAGESIZE);
 	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
-	ASSERT_EQ(0, stats(fd).evict_segment);
-	for (int i = 0; i < 101 * 20; i++)
+	if (fd >= 0 && mrrc_cache_config(fd, &cfg)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* @n requests of the loop over 101 one-page regions. */
+static void gdsf_batch_cycle(struct __test_metadata *_metadata, int fd,
+			     unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
 		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
 				  MRRC_REG_RELEASE).ret);
+}
+
+static void gdsf_batch_loop(struct __test_metadata *_metadata,
+			    uint32_t batch_ns, struct mrrc_cache_stats *st)
+{
+	int fd = gdsf_batch_open(batch_ns);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, stats(fd).evict_segment);
+	gdsf_batch_cycle(_metadata, fd, 101 * 20);
 	*st = stats(fd);
 	ASSERT_GE(100, st->cached_pages);
 	close(fd);
@@ -976,20 +994,6 @@ TEST(gdsf_batch_segment_stays_when_batches_pay)
 	ASSERT_GT(st.evictions / 10, st.eviction_rounds);
 }
 
-/*
- * gdsf-batch's segment starts again at nothing when the policy is chosen
- * again and when its bound (evict_pct of the capacity) changes; setting
- * the configuration again unchanged keeps it.  The loop of
- * gdsf_batch_loop(), b' = 4 ms, grows it to 20 pages first.
- */
-static void gdsf_batch_grow(struct __test_metadata *_metadata, int fd,
-			    unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++)
-		ASSERT_EQ(0, reg1(fd, BASE + (i % 101) * 2 * P, P, RW,
-				  MRRC_REG_RELEASE).ret);
-}
-
 /* One miss that starts a round: it evicts 1 + @seg regions. */
 static void gdsf_batch_one_round(struct __test_metadata *_metadata, int fd,
 				 uint64_t seg)
@@ -1008,18 +1012,19 @@ static void gdsf_batch_one_round(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(st0.evictions + 1 + seg, st.evictions);
 }
 
+/*
+ * gdsf-batch's segment starts again at nothing when the policy is chosen
+ * again and when its bound (evict_pct of the capacity) changes; setting
+ * the configuration again unchanged keeps it.  The loop of
+ * gdsf_batch_loop(), b' = 4 ms, grows it to 20 pages first.
+ */
 TEST(gdsf_batch_segment_restarts)
 {
-	struct mrrc_cache_config cfg = {
-		.evict_pct = 20, .dereg_ns_per_op = 4000000,
-	};
-	int fd;
+	struct mrrc_cache_config cfg;
+	int fd = gdsf_batch_open(4000000);
 
-	P = sysconf(_SC_PAGESIZE);
-	fd = open_cache(MRRC_MODE_MODEL, MRRC_POLICY_GDSF_BATCH, 100, 1000);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
-	gdsf_batch_grow(_metadata, fd, 101 * 5);
+	gdsf_batch_cycle(_metadata, fd, 101 * 5);
 	ASSERT_EQ(20, stats(fd).evict_segment);
 	/* set again, its bound unchanged: what it learnt stays */
 	cfg = (struct mrrc_cache_config){ .evict_pct = 20 };
@@ -1034,12 +1039,12 @@ TEST(gdsf_batch_segment_restarts)
 	gdsf_batch_one_round(_metadata, fd, 0);
 	gdsf_batch_one_round(_metadata, fd, 1);
 	/* a new bound: 10 % of 100 pages */
-	gdsf_batch_grow(_metadata, fd, 101 * 5);
+	gdsf_batch_cycle(_metadata, fd, 101 * 5);
 	ASSERT_EQ(20, stats(fd).evict_segment);
 	cfg = (struct mrrc_cache_config){ .evict_pct = 10 };
 	ASSERT_EQ(0, mrrc_cache_config(fd, &cfg));
 	gdsf_batch_one_round(_metadata, fd, 0);
-	gdsf_batch_grow(_metadata, fd, 101 * 5);
+	gdsf_batch_cycle(_metadata, fd, 101 * 5);
 	ASSERT_EQ(10, stats(fd).evict_segment);
 	close(fd);
 }

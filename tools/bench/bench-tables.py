@@ -910,7 +910,7 @@ UNBOUNDED = 1048576
 def trace_cells(datadir, trace, model):
     """BENCH=trace's replays of @trace with the cost model @model ("papers",
     "rxe-ordinary", "rxe-fast"), MRE's default sections: {pages: {policy:
-    line}}, "none"'s line, the unbounded cache's cost (UNBOUNDED pages,
+    line}}, "none"'s line, the unbounded cache's LRU line (UNBOUNDED pages,
     where no policy may have evicted anything, every policy costing the
     same), and the lines."""
     rows = [r for r in load(datadir, "trace")
@@ -936,11 +936,10 @@ def trace_cells(datadir, trace, model):
             or len({u[p]["cost_us"] for p in POLICIES}) != 1
             or max(cells) > UNBOUNDED):
         raise DataError(f"trace: {trace}, {model}: the unbounded cache is not")
-    unb = u["lru"]["cost_us"]
-    if none["cost_us"] <= unb:
+    if none["cost_us"] <= u["lru"]["cost_us"]:
         raise DataError(f"trace: {trace}, {model}: no cache costs no more than"
                         " the unbounded one")
-    return cells, none, unb, rows
+    return cells, none, u["lru"], rows
 
 
 def secs(us):
@@ -953,12 +952,11 @@ def secs(us):
 def t_trace_hits(datadir, trace):
     """Hit ratio (page hit ratio) per cache size and policy, and the
     deregistration batches of LRU and MRE, in the papers' model."""
-    cells, none, unb, rows = trace_cells(datadir, trace, "papers")
+    cells, none, u, rows = trace_cells(datadir, trace, "papers")
     body = [[grouped(c)] + [f'{d[p]["hit_ratio"]:.3f} ({d[p]["page_hit_ratio"]:.2f})'
                            for p in POLICIES]
             + [grouped(d["lru"]["dereg_batches"]), grouped(d["mre"]["dereg_batches"])]
             for c, d in sorted(cells.items())]
-    u = [r for r in rows if r["cache_pages"] == UNBOUNDED and r["policy"] == "lru"][0]
     return (table(["pages"] + list(POLICIES) + ["batches lru", "batches mre"], body)
             + ["", f"Unbounded ({grouped(UNBOUNDED)} pages): hit ratio {u['hit_ratio']:.3f}"
                f" ({u['page_hit_ratio']:.2f})."] + where(rows))
@@ -968,8 +966,8 @@ def t_trace_cost(datadir, trace, model):
     """Model cost per cache size and policy (seconds), each with its saving
     as a fraction of the unbounded cache's ((none - cost) / (none -
     unbounded)), and the cheapest policy (several when they cost the same)."""
-    cells, none, unb, rows = trace_cells(datadir, trace, model)
-    n = none["cost_us"]
+    cells, none, u, rows = trace_cells(datadir, trace, model)
+    n, unb = none["cost_us"], u["cost_us"]
     body = []
     for c, d in sorted(cells.items()):
         cost = {p: d[p]["cost_us"] for p in POLICIES}
@@ -988,7 +986,10 @@ def t_trace_cost(datadir, trace, model):
 
 
 def fitted_costs(rows, mode):
-    """bench_trace.sh's a,b,a',b',c' from BENCH=reg's lines of one kernel."""
+    """The replay's a,b,a',b',c' (ns) from BENCH=reg's lines of one run: a
+    and b from single registrations, a' from single deregistrations, b'
+    (per batch) and c' (per region) from the batch measurement, whose
+    regions are one page each (so its per-region slope includes one a')."""
     m = {r["metric"]: r["value"] for r in rows
          if r["metric"].startswith("cost_model_") and r.get("mode") == mode}
     try:
@@ -1086,10 +1087,23 @@ def render(text, datadir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--costs", nargs=3, metavar=("REG_JSONL", "MODE", "KERNEL"),
+                    help="print the replay's a,b,a',b',c' fitted by BENCH=reg"
+                    " (bench_trace.sh) and exit")
     ap.add_argument("--data", default=os.path.join(TOP, "Documentation", "data"))
     ap.add_argument("page", nargs="?",
                     default=os.path.join(TOP, "Documentation", "benchmarks.rst"))
     a = ap.parse_args()
+    if a.costs:
+        path, mode, kernel = a.costs
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        c = fitted_costs([r for r in rows if r.get("kernel") == kernel], mode)
+        if c is None:
+            print(f"bench-tables: {path}: no {mode} cost model of {kernel}", file=sys.stderr)
+            return 2
+        print(c)
+        return 0
     with open(a.page) as f:
         old = f.read()
     try:

@@ -26,9 +26,10 @@ replay=$top/build/tools/mrrc-replay
 cp_trace=${MRRC_TRACES:-$top/../shared/traces}/cloudPhysicsIO.csv
 
 # Every trace, policy and cache size, with the cost model NAME: "papers"
-# (the replay's default costs), or the costs in $costs (-C): cache sizes from a few hundred pages to
-# beyond each trace's footprint, the last "unbounded" (1 Mi pages: every
-# trace's footprint fits, nothing is evicted).  "none" does not depend
+# (the replay's default costs), or the costs in $costs (-C): cache sizes
+# from a few hundred pages to beyond each trace's footprint, the last
+# "unbounded" (1 Mi pages: every trace's footprint fits, nothing is
+# evicted).  "none" does not depend
 # on the size: once per trace.
 UNBOUNDED=1048576
 run_model() {	# run_model NAME
@@ -75,10 +76,9 @@ for r in 25 50 75 100; do
 done
 
 # The same with the cost models measured on rxe by BENCH=reg (ordinary
-# and fast registration): a and b from single registrations, a' from
-# single deregistrations, and b' (per batch) and c' (per region) from the
-# batch measurement, whose regions are one page each (so its per-region
-# slope includes one a').  From this machine's last BENCH=reg
+# and fast registration), fitted as bench-tables.py's fitted_costs()
+# says (the tables find the run by the same function).  From this
+# machine's last BENCH=reg
 # (build/bench/reg.jsonl) if it measured this kernel's batches, else from
 # the run kept in Documentation/data/reg.jsonl for this kernel (the
 # "costs_ns" key of every line says which costs were used).
@@ -94,21 +94,8 @@ done
 if [ -n "$reg" ]; then
 	echo "bench_trace: cost models of $kernel from $reg" >&2
 	for mode in ordinary fast; do
-		costs=$(python3 - "$reg" "$mode" "$kernel" <<'PY'
-import json, sys
-m = {}
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    if (d["metric"].startswith("cost_model_") and d["mode"] == sys.argv[2]
-            and d.get("kernel") == sys.argv[3]):
-        m[d["metric"]] = d["value"]
-a2 = m["cost_model_a2_ns"]
-c2 = max(1, m["cost_model_batch_c_ns"] - a2)
-b2 = max(1, m["cost_model_batch_b_ns"])
-print(",".join(str(round(v)) for v in (m["cost_model_a_ns"], m["cost_model_b_ns"],
-                                       a2, b2, c2)))
-PY
-)
+		costs=$(python3 "$top/tools/bench/bench-tables.py" --costs \
+			"$reg" "$mode" "$kernel")
 		run_model "rxe-$mode"
 	done
 else
