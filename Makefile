@@ -74,7 +74,8 @@ TOOL_HDRS := tools/mrrc/mrrc_tool.h
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/mrrc_*.c))
 TESTS_DIR ?= $(B)/tests
 UNIT_TESTS := $(TESTS_DIR)/test_libmrrc $(TESTS_DIR)/test_mrrc_tool \
-	$(TESTS_DIR)/test_replay $(TESTS_DIR)/test_abi_compat
+	$(TESTS_DIR)/test_replay $(TESTS_DIR)/test_abi_compat \
+	$(TESTS_DIR)/test_costfit
 BENCHES := $(B)/bench-bin/mrrc_ops \
 	$(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.c)) \
 	$(patsubst tools/bench/%.sh,$(B)/bench-bin/%,$(wildcard tools/bench/bench_*.sh))
@@ -262,6 +263,11 @@ $(TESTS_DIR)/test_replay: tools/tests/test_replay.c tools/replay/trace.c tools/r
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -Itools/replay -Itools/bench -o $@ $< \
 		tools/replay/trace.c tools/replay/refsim.c tools/bench/benchjson.c -lcmocka -lm
+
+# The module's cost fit (kmod/costfit.h), on the host.
+$(TESTS_DIR)/test_costfit: tools/tests/test_costfit.c kmod/costfit.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(USER_LDFLAGS) $(TEST_CFLAGS) -o $@ $< -lcmocka
 
 unit-tests: $(UNIT_TESTS)
 

@@ -276,7 +276,7 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 {
 	struct mrrc_region *r, *tmp;
 	unsigned int n = 0;
-	u64 pages = 0, deferred;
+	u64 pages = 0, deferred, t0;
 
 	lockdep_assert_held(&c->mutex);
 	if (list_empty(list))
@@ -296,7 +296,9 @@ void mrrc_regions_destroy(struct mrrc_cache *c, struct list_head *list)
 		pages += mrrc_region_pages(r);
 	}
 
+	t0 = mrrc_cost_clock(c);
 	deferred = c->reg->dereg(c, list, n, pages);
+	mrrc_cost_dereg(c, n, t0);
 	c->st.deregistrations += n;
 	c->st.dereg_pages += pages;
 	c->st.dereg_batches++;
@@ -692,6 +694,7 @@ static noinline int mrrc_region_create(struct mrrc_cache *c,
 	unsigned long seq = 0;
 	struct mrrc_region *r;
 	int ret, tries = 0;
+	u64 t0;
 
 	/* Callers check the capacity; this also covers uncached ranges. */
 	if (last - start >= MRRC_MAX_CACHE_PAGES)
@@ -724,7 +727,10 @@ again:
 		seq = mmu_interval_read_begin(&r->notifier);
 	}
 
+	t0 = mrrc_cost_clock(c);
 	ret = mrrc_region_reg(c, r, dl, &d);
+	if (!ret)
+		mrrc_cost_reg(c, mrrc_region_pages(r), t0);
 	r->kpages = NULL;	/* the caller's array; only used to register */
 	if (ret)
 		goto err_notifier;
@@ -1849,13 +1855,13 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 	struct mrrc_cache_stats st;
 	struct mrrc_cache *c;
 
-	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free inv_async inv_pending inv_pending_pages zombies\n");
+	seq_puts(s, "pid mode policy regions pages pinned handles requests hits overlap miss reg dereg batches evictions invalidations pool_mrs pool_free inv_async inv_pending inv_pending_pages zombies costs\n");
 	mutex_lock(&mrrc_caches_lock);
 	list_for_each_entry(c, &mrrc_caches, node) {
 		mutex_lock(&c->mutex);
 		mrrc_cache_snapshot(c, &st);
 		mrrc_frwr_stats(c->frwr, &fs);
-		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u\n",
+		seq_printf(s, "%d %s %s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %s\n",
 			   c->pid, c->reg->name,
 			   c->policy->name,
 			   st.cached_regions, st.cached_pages, st.pinned_pages,
@@ -1865,7 +1871,8 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
 			   st.deregistrations, st.dereg_batches, st.evictions,
 			   st.invalidations, st.pool_mrs, st.pool_free,
 			   fs.inv_async, fs.inv_pending, fs.inv_pending_pages,
-			   c->nzombies);
+			   c->nzombies,
+			   mrrc_cost_measuring(c) ? "measured" : "fixed");
 		mutex_unlock(&c->mutex);
 	}
 	mutex_unlock(&mrrc_caches_lock);
@@ -1879,13 +1886,15 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
  * @cfg: fields that are 0 (or KEEP) are left unchanged; all are written
  *	back with the configuration in force
  *
- * Return: 0; -EINVAL for an out-of-range value; -EBUSY to change the mode
- * while regions are registered, or to shrink the capacity below what
- * regions in use hold.  Nothing changes on error.
+ * Return: 0; -EINVAL for an out-of-range value, or for
+ * MRRC_CACHE_MEASURE_COSTS with a cost figure that changes; -EBUSY to change
+ * the mode while regions are registered, or to shrink the capacity below
+ * what regions in use hold.  Nothing changes on error.
  */
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 {
 	struct mrrc_cache_config_k k;
+	bool set_costs, measure;
 	u32 old_mode;
 	int ret = 0;
 
@@ -1912,16 +1921,12 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		k.resort_pct = cfg->resort_pct;
 	if (cfg->evict_pct)
 		k.evict_pct = cfg->evict_pct;
-	if (cfg->reg_ns_per_page)
-		k.reg_ns_per_page = cfg->reg_ns_per_page;
-	if (cfg->reg_ns_per_op)
-		k.reg_ns_per_op = cfg->reg_ns_per_op;
-	if (cfg->dereg_ns_per_page)
-		k.dereg_ns_per_page = cfg->dereg_ns_per_page;
-	if (cfg->dereg_ns_per_op)
-		k.dereg_ns_per_op = cfg->dereg_ns_per_op;
-	if (cfg->dereg_ns_per_region)
-		k.dereg_ns_per_region = cfg->dereg_ns_per_region;
+	set_costs = mrrc_cost_apply(&k, cfg);
+	measure = cfg->flags & MRRC_CACHE_MEASURE_COSTS;
+	if (measure && set_costs) {
+		ret = -EINVAL;
+		goto out;
+	}
 
 	mrrc_cache_defer_reap(c);
 	mrrc_cache_sync_touches(c);
@@ -1949,7 +1954,14 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 			c->st.evictions++;
 			mrrc_region_destroy(c, r);
 		}
+		/* Those evictions may have measured new figures. */
+		if (!set_costs)
+			mrrc_cost_copy(&k, &c->cfg);
 	}
+	/* A cache that measured its costs leaves them for the model's. */
+	if (k.mode == MRRC_MODE_MODEL && old_mode != MRRC_MODE_MODEL &&
+	    c->cost_measured && !set_costs)
+		mrrc_cost_defaults(&k);
 	c->cfg = k;
 	mrrc_policy_switch(c, mrrc_policies[k.policy]);
 	if (k.mode != old_mode) {
@@ -1957,6 +1969,9 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		mrrc_cache_quiesce(c);
 		c->reg = mrrc_registrar_for(k.mode);
 	}
+	/* A caller's figures are kept; another mode costs what it costs. */
+	if (set_costs || measure || k.mode != old_mode)
+		mrrc_cost_restart(c, measure || (c->cost_measured && !set_costs));
 out:
 	cfg->policy = c->cfg.policy;
 	cfg->mode = c->cfg.mode;
@@ -1969,6 +1984,7 @@ out:
 	cfg->dereg_ns_per_page = c->cfg.dereg_ns_per_page;
 	cfg->dereg_ns_per_op = c->cfg.dereg_ns_per_op;
 	cfg->dereg_ns_per_region = c->cfg.dereg_ns_per_region;
+	cfg->flags = mrrc_cost_measuring(c) ? MRRC_CACHE_MEASURE_COSTS : 0;
 	mutex_unlock(&c->mutex);
 	return ret;
 }
@@ -2012,11 +2028,9 @@ static struct mrrc_cache *__mrrc_cache_create(struct ib_pd *pd,
 	c->cfg.max_regions = mrrc_default_max_regions;
 	c->cfg.resort_pct = 50;
 	c->cfg.evict_pct = 10;
-	/* The papers' model (Wu et al.): a = 0.77 us, b = 7.42 us, ... */
-	c->cfg.reg_ns_per_page = 770;
-	c->cfg.reg_ns_per_op = 7420;
-	c->cfg.dereg_ns_per_page = 220;
-	c->cfg.dereg_ns_per_op = 1100;
+	mrrc_cost_defaults(&c->cfg);
+	/* ... until its own registrations say otherwise (kmod/cost.c). */
+	c->cost_measured = true;
 	c->reg = mrrc_registrar_for(c->cfg.mode);
 	c->pid = pid;
 
@@ -2060,9 +2074,11 @@ struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
 {
 	struct mrrc_cache_config_k k;
 	struct mrrc_cache *c;
+	bool measure;
 
 	mutex_lock(&parent->mutex);
 	k = parent->cfg;
+	measure = parent->cost_measured;
 	mutex_unlock(&parent->mutex);
 	/* A model cache's keys are not real: nothing to isolate with. */
 	if (k.mode == MRRC_MODE_MODEL)
@@ -2073,6 +2089,7 @@ struct mrrc_cache *mrrc_cache_create_child(struct mrrc_cache *parent,
 	/* Empty: nothing to re-sort or hand over. */
 	mutex_lock(&c->mutex);
 	c->cfg = k;
+	c->cost_measured = measure;
 	c->policy = mrrc_policies[k.policy];
 	c->reg = mrrc_registrar_for(k.mode);
 	mutex_unlock(&c->mutex);

@@ -57,6 +57,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "costfit.h"
 #include "mrrc_abi.h"
 
 #define MRRC_ACCESS_CLASSES	(MRRC_ACCESS_ALL + 1)
@@ -429,6 +430,11 @@ struct mrrc_cache_config_k {
  * @reg: the registrar for @cfg.mode
  * @policy: the replacement policy for @cfg.policy
  * @cfg: configuration
+ * @cost_measured: the cost figures in @cfg follow what this cache's
+ *	registrations take (kmod/cost.c), while its mode registers for real;
+ *	cleared when a caller sets a figure
+ * @cost_reg: the registrations' window
+ * @cost_dereg: the deregistration batches' window
  * @recency: MRE's global recency value r, 32.32 fixed point
  * @gd_tree: cached regions by GDSF priority, while the policy is gdsf or
  *	gdsf-batch
@@ -481,6 +487,9 @@ struct mrrc_cache {
 	const struct mrrc_registrar *reg;
 	const struct mrrc_policy_ops *policy;
 	struct mrrc_cache_config_k cfg;
+	bool cost_measured;
+	struct mrrc_cost_fit cost_reg;
+	struct mrrc_cost_fit cost_dereg;
 	u64 recency;
 	struct rb_root gd_tree;
 	u64 gd_l;
@@ -504,6 +513,18 @@ struct mrrc_cache {
 	struct mrrc_cache_stats st;
 };
 
+/* The cost model, measured (kmod/cost.c). */
+bool mrrc_cost_measuring(struct mrrc_cache *c);
+u64 mrrc_cost_clock(struct mrrc_cache *c);
+void mrrc_cost_reg(struct mrrc_cache *c, u64 pages, u64 t0);
+void mrrc_cost_dereg(struct mrrc_cache *c, u64 n, u64 t0);
+void mrrc_cost_defaults(struct mrrc_cache_config_k *k);
+bool mrrc_cost_apply(struct mrrc_cache_config_k *k,
+		     const struct mrrc_cache_config *cfg);
+void mrrc_cost_copy(struct mrrc_cache_config_k *to,
+		    const struct mrrc_cache_config_k *from);
+void mrrc_cost_restart(struct mrrc_cache *c, bool measure);
+
 /* One registration request's outcome. */
 struct mrrc_reg_out {
 	u32 handle;
@@ -521,6 +542,7 @@ int mrrc_cache_reg_pages(struct mrrc_cache *c, struct page **pages,
 			 u32 *handle);
 void mrrc_cache_destroy(struct mrrc_cache *c);
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg);
+
 int mrrc_cache_reg(struct mrrc_cache *c, u64 addr, u64 len, u32 access,
 		   u32 flags, struct mrrc_seg *segs, u32 room,
 		   struct mrrc_reg_out *out);

@@ -203,7 +203,7 @@ static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
 	struct mrrc_cache *c;
 	int ret;
 
-	if (cfg->flags)
+	if (cfg->flags & ~MRRC_CACHE_MEASURE_COSTS)
 		return -EOPNOTSUPP;
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))

@@ -137,9 +137,10 @@ static int mrrc_gdsf_evict(struct mrrc_cache *c, u64 pages, u32 regions)
  * starts at nothing, GDSF's own round, so that a cache that evicts a few
  * times only (one nearly as large as what the workload uses) never
  * evicts a large segment on trust, and starts again when its bound
- * changes.  With a large b' (fast registration, where a batch is one
- * LOCAL_INV chain waited for) it grows to the bound; with a small one it
- * stays near GDSF's single evictions.
+ * changes.  With a large b' (a batch that waits for its LOCAL_INV chain)
+ * it grows to the bound; with a small one (the measured b' of a real mode
+ * with async_inval, where the requester only posts the chain) it stays
+ * near GDSF's single evictions.
  *
  * The extras of the last round are in c->gb_extra by last page, the value
  * their first page (page numbers are below LONG_MAX, as xa_mk_value()

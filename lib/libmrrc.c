@@ -153,7 +153,7 @@ MRRC_EXPORT int mrrc_cache_config(int fd, struct mrrc_cache_config *cfg)
 	if (!cfg)
 		return -EINVAL;
 	cfg->size = sizeof(*cfg);
-	cfg->flags = 0;
+	cfg->flags &= MRRC_CACHE_MEASURE_COSTS;
 	return mrrc_ioctl(fd, MRRC_IOC_CACHE_CONFIG, cfg);
 }
 

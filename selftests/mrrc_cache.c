@@ -557,6 +557,44 @@ TEST_F(model, cost_model)
 		  stats(self->fd).model_cost_ns);
 }
 
+/* Register and flush @n times at @addr, 1 to 16 pages in turn. */
+static void reg_flush_cycle(struct __test_metadata *_metadata, int fd,
+			    uint64_t addr, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, reg1(fd, addr, (1 + i % 16) * P, RW,
+				  MRRC_REG_RELEASE).ret);
+		ASSERT_EQ(1, mrrc_flush(fd));
+	}
+}
+
+/* @cfg has the papers' cost figures, not measured. */
+static void expect_papers_costs(struct __test_metadata *_metadata,
+				const struct mrrc_cache_config *cfg)
+{
+	EXPECT_EQ(0, cfg->flags);
+	EXPECT_EQ(770, cfg->reg_ns_per_page);
+	EXPECT_EQ(7420, cfg->reg_ns_per_op);
+	EXPECT_EQ(220, cfg->dereg_ns_per_page);
+	EXPECT_EQ(1100, cfg->dereg_ns_per_op);
+	EXPECT_EQ(0, cfg->dereg_ns_per_region);
+}
+
+/*
+ * A model cache's figures are the model: registering and evicting never
+ * change them (the real modes measure theirs, see real.costs_measured).
+ */
+TEST_F(model, costs_not_measured)
+{
+	struct mrrc_cache_config cfg = { 0 };
+
+	reg_flush_cycle(_metadata, self->fd, BASE, 80);
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	expect_papers_costs(_metadata, &cfg);
+}
+
 /* Regions a handle references are never evicted. */
 TEST(in_use_never_evicted)
 {
@@ -1314,6 +1352,69 @@ TEST_F(real, registration_pins_and_flush_unpins)
 	ASSERT_EQ(1, mrrc_flush(self->fd));
 	ASSERT_EQ(self->pin0, vm_pin_kb());
 	ASSERT_EQ(0, stats(self->fd).pinned_pages);
+}
+
+/*
+ * A real mode measures its cost figures (kmod/cost.c): after a window of
+ * registrations of 1 to 16 pages and of one-region batches the papers'
+ * a and b are gone and a' is 0 (the measured model charges unpinning per
+ * region).  A configuration read back and passed again keeps the
+ * measuring; a figure that changes stops it, and every figure then stays
+ * as it was however much is registered; MRRC_CACHE_MEASURE_COSTS starts
+ * it again (EINVAL with a figure that changes); switching to model mode
+ * puts the papers' figures back.
+ */
+TEST_F(real, costs_measured)
+{
+	struct mrrc_cache_config cfg = { 0 }, set = { .reg_ns_per_op = 5 };
+	struct mrrc_cache_config bad = { .flags = MRRC_CACHE_MEASURE_COSTS };
+
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	ASSERT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	ASSERT_EQ(770, cfg.reg_ns_per_page);
+	ASSERT_EQ(7420, cfg.reg_ns_per_op);
+	ASSERT_EQ(220, cfg.dereg_ns_per_page);
+
+	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 40);
+	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(0, cfg.dereg_ns_per_page);
+	EXPECT_TRUE(cfg.reg_ns_per_page != 770 || cfg.reg_ns_per_op != 7420);
+
+	/* Read, change the policy, pass it all back: still measured. */
+	cfg.flags = 0;
+	cfg.policy = MRRC_POLICY_LRU;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(MRRC_POLICY_LRU, cfg.policy);
+
+	bad.reg_ns_per_op = cfg.reg_ns_per_op + 1;
+	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &bad));
+
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &set));
+	ASSERT_EQ(5, set.reg_ns_per_op);
+	ASSERT_EQ(0, set.flags);
+	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 80);
+	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(0, memcmp(&set, &cfg, sizeof(cfg)));
+
+	/* Measured again from the figures of the moment. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.flags = MRRC_CACHE_MEASURE_COSTS;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(5, cfg.reg_ns_per_op);
+	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 40);
+	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_NE(5, cfg.reg_ns_per_op);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = MRRC_MODE_MODEL;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	expect_papers_costs(_metadata, &cfg);
 }
 
 /* munmap, then new memory at the same address: never a stale hit. */

@@ -196,6 +196,7 @@ section "unit tests (host)"
 cmocka libmrrc "$B/tests/test_libmrrc"
 cmocka mrrc-tool "$B/tests/test_mrrc_tool"
 cmocka mrrc-replay "$B/tests/test_replay"
+cmocka cost-fit "$B/tests/test_costfit"
 cmocka redy-slo "$B/tests/test_redy_slo"
 cmocka bm-coh "$B/tests/test_bm_coh"
 cmocka bm-pool "$B/tests/test_bm_pool"
@@ -206,7 +207,7 @@ check "unit tests build with ASan+UBSan" make -s $J unit-tests TESTS_DIR="$B/tes
 	TEST_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # (the coherence test's simulation is shorter under valgrind: COH_SIM_OPS)
 for t in test_libmrrc test_mrrc_tool test_replay test_abi_compat test_redy_slo \
-	 test_bm_coh test_bm_pool test_bm_galloc test_bm_lock; do
+	 test_bm_coh test_bm_pool test_bm_galloc test_bm_lock test_costfit; do
 	check "$t clean under ASan+UBSan" "$B/tests-asan/$t"
 	check "$t clean under valgrind" env COH_SIM_OPS=20000 COH_LIN_HISTORIES=5000 \
 		valgrind -q --error-exitcode=99 \

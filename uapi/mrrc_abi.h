@@ -284,7 +284,8 @@ enum mrrc_reg_mode {
  * struct mrrc_cache_config - MRRC_IOC_CACHE_CONFIG: set and read the
  *	context's cache configuration
  * @size: sizeof(struct mrrc_cache_config)
- * @flags: must be 0
+ * @flags: in, MRRC_CACHE_MEASURE_COSTS or 0; out, MRRC_CACHE_MEASURE_COSTS
+ *	while the costs are being measured
  * @policy: in, enum mrrc_policy (KEEP: unchanged); out, current
  * @mode: in, enum mrrc_reg_mode (KEEP: unchanged); out, current.  Can only
  *	change while nothing is registered (EBUSY)
@@ -304,6 +305,11 @@ enum mrrc_reg_mode {
  * @dereg_ns_per_region: model c', ns per region of a batch (0: unchanged;
  *	the default is 0, the papers' model, where a batch costs b' however
  *	many regions it holds); out, current.  Was __reserved (must be 0)
+ *
+ * The five costs start as the papers' figures.  In the modes that register
+ * for real the cache measures them (a' is then 0), until a caller changes
+ * any of them; a figure equal to the current one changes nothing
+ * (Documentation/cache.rst, "Cost model").
  */
 struct mrrc_cache_config {
 	__u32 size;
@@ -320,6 +326,13 @@ struct mrrc_cache_config {
 	__u32 dereg_ns_per_op;
 	__u32 dereg_ns_per_region;
 };
+
+/*
+ * struct mrrc_cache_config.flags: measure the costs again from now on,
+ * from the current figures (EINVAL with a cost that changes).  Out: the
+ * costs are being measured (a real mode, and no caller set them since).
+ */
+#define MRRC_CACHE_MEASURE_COSTS	_BITUL(0)
 
 /*
  * Access rights.  MRRC_IOC_REG takes LOCAL_WRITE only (part of the cache

@@ -985,11 +985,57 @@ def t_trace_cost(datadir, trace, model):
     return out + where(rows)
 
 
-def fitted_costs(rows, mode):
-    """The replay's a,b,a',b',c' (ns) from BENCH=reg's lines of one run: a
-    and b from single registrations, a' from single deregistrations, b'
-    (per batch) and c' (per region) from the batch measurement, whose
-    regions are one page each (so its per-region slope includes one a')."""
+def t_trace_wins(datadir):
+    """Per cost model and trace: at how many cache sizes (below the
+    unbounded one) each policy costs the least (ties count for each), and
+    how far gdsf-batch is from the cheapest other policy (its cost over
+    theirs, less 1: negative where it is cheaper)."""
+    models = ["papers"] + [m for m in MEASURED_MODELS
+                           if any(r.get("cost_model") == m for r in load(datadir, "trace"))]
+    body, src = [], []
+    for model in models:
+        for trace in ("cloudphysics", "cello", "httpd"):
+            cells, _, _, rows = trace_cells(datadir, trace, model)
+            src += rows
+            wins = dict.fromkeys(POLICIES, 0)
+            rel = []
+            for d in cells.values():
+                cost = {p: d[p]["cost_us"] for p in POLICIES}
+                least = min(cost.values())
+                for p in POLICIES:
+                    wins[p] += cost[p] == least
+                other = min(v for p, v in cost.items() if p != "gdsf-batch")
+                rel.append(cost["gdsf-batch"] / other - 1)
+            body.append([model, trace, str(len(cells))]
+                        + [str(wins[p]) for p in POLICIES]
+                        + [f"{min(rel) * 100:+.1f} … {max(rel) * 100:+.1f} %"])
+    return table(["model", "trace", "sizes"] + [f"{p} least" for p in POLICIES]
+                 + ["gdsf-batch vs best other"], body) + where(src)
+
+
+def fitted_costs(rows, model):
+    """The replay's a,b,a',b',c' (ns) from BENCH=reg's lines of one run.
+
+    Model "rxe-MODE" (or just MODE), the benchmark's fit: a and b from
+    single registrations, a' from single deregistrations, b' (per batch)
+    and c' (per region) from the batch measurement, whose regions are one
+    page each (so its per-region slope includes one a').
+
+    Model "module-MODE", the figures the module measured itself in that run
+    (cost_kernel_*, kmod/cost.c), with its a' of 0 as 1 ns: the replay's 0
+    would keep the default."""
+    kind, _, mode = model.rpartition("-")
+    if kind == "module":
+        m = {r["metric"]: r["value"] for r in rows
+             if r["metric"].startswith("cost_kernel_") and r.get("mode") == mode}
+        try:
+            v = (max(1, m["cost_kernel_a_ns"]), max(1, m["cost_kernel_b_ns"]), 1,
+                 max(1, m["cost_kernel_batch_b_ns"]), max(1, m["cost_kernel_batch_c_ns"]))
+        except KeyError:
+            return None
+        return ",".join(str(round(x)) for x in v)
+    if kind not in ("", "rxe"):
+        return None
     m = {r["metric"]: r["value"] for r in rows
          if r["metric"].startswith("cost_model_") and r.get("mode") == mode}
     try:
@@ -1006,23 +1052,49 @@ def t_trace_models(datadir):
     a', b', c' in ns), in µs, and where BENCH=reg measured them (the run of
     Documentation/data/reg.jsonl whose fit gives the same constants)."""
     rows = [r for r in load(datadir, "trace") if r.get("cost_model", "papers") != "papers"]
-    reg = load(datadir, "reg")
     body, src = [], []
-    for mode in ("ordinary", "fast"):
-        costs = {r["costs_ns"] for r in rows if r["cost_model"] == "rxe-" + mode}
+    for model in MEASURED_MODELS:
+        costs = {r["costs_ns"] for r in rows if r["cost_model"] == model}
+        if not costs and model.startswith("module-"):
+            continue
         if len(costs) != 1:
-            raise DataError(f"trace: {len(costs)} cost models for rxe-{mode}")
+            raise DataError(f"trace: {len(costs)} cost models for {model}")
         c = costs.pop()
+        file = "reg" if model.startswith("rxe-") else "reg-costs"
+        reg = load(datadir, file)
         runs = [k for k in sorted({(r.get("kernel"), r.get("commit")) for r in reg})
                 if fitted_costs([r for r in reg if (r.get("kernel"), r.get("commit")) == k],
-                                mode) == c]
+                                model) == c]
         if not runs:
-            raise DataError(f"trace: rxe-{mode}'s costs {c} are no run's of reg.jsonl")
+            raise DataError(f"trace: {model}'s costs {c} are no run's of {file}.jsonl")
+        prefix = "cost_model_" if model.startswith("rxe-") else "cost_kernel_"
         src += [r for r in reg if (r.get("kernel"), r.get("commit")) == runs[0]
-                and r["metric"].startswith("cost_model_")]
+                and r["metric"].startswith(prefix)]
         a, b, a2, b2, c2 = (int(x) for x in c.split(","))
-        body.append([mode] + [f"{v / 1000:.3g} µs" for v in (a, b, a2, b2, c2)])
-    return table(["mode", "a", "b", "a'", "b' (batch)", "c' (per region)"], body) + where(src)
+        body.append([model] + [f"{v / 1000:.3g} µs" for v in (a, b, a2, b2, c2)])
+    return table(["model", "a", "b", "a'", "b' (batch)", "c' (per region)"], body) + where(src)
+
+
+MEASURED_MODELS = ("rxe-ordinary", "rxe-fast", "module-ordinary", "module-fast")
+
+
+def t_costs(datadir, kernel=None, file="reg-costs"):
+    """The cost figures the module measured itself (cost_kernel_*) beside
+    the benchmark's fit of the same run (cost_model_*), per mode."""
+    rows = of_kernel(load(datadir, file), kernel)
+    body = []
+    for mode in ("ordinary", "fast"):
+        bench = [pick(rows, metric="cost_model_" + m, mode=mode)
+                 for m in ("a_ns", "b_ns", "batch_b_ns", "batch_c_ns")]
+        mod = [pick(rows, metric="cost_kernel_" + m, mode=mode)
+               for m in ("a_ns", "b_ns", "batch_b_ns", "batch_c_ns")]
+        if None in bench + mod:
+            raise DataError(f"{file}: {mode}: no cost_model_ or cost_kernel_ lines")
+        for name, x, y in zip(("a (per page)", "b (per registration)",
+                               "b' (per batch)", "c' (per region)"), bench, mod):
+            body.append([mode, name, f"{x / 1000:.3g}", f"{y / 1000:.3g}", ratio(y, x)])
+    return table(["mode", "figure", "BENCH=reg fit (µs)", "module (µs)",
+                  "module/fit"], body) + where(rows)
 
 
 def t_trace_sections(datadir):
@@ -1051,12 +1123,13 @@ def t_trace_sections(datadir):
 
 
 TABLES = {"bm_fix": t_bm_fix, "bm_fix_mrrcd": t_bm_fix_mrrcd, "bm_fix_threads": t_bm_fix_threads, "bm_lat": t_bm_lat, "bm_pages": t_bm_pages, "bm_bufmgr": t_bm_bufmgr, "bm_locks": t_bm_locks, "bm_dht": t_bm_dht, "redy_slo": t_redy_slo, "redy_model": t_redy_model,
-          "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
+          "redy_migration": t_redy_migration, "kv": t_kv, "blk": t_blk, "peers": t_peers, "reg": t_reg, "costs": t_costs, "hits": t_hits, "dereg": t_dereg, "evict": t_evict,
           "ops": t_ops, "frrwp": t_frrwp, "post": t_post, "cold_write": t_cold_write,
           "ops_chain": t_ops_chain, "ops_conn": t_ops_conn,
           "lockless": t_lockless,
           "trace_hits": t_trace_hits, "trace_cost": t_trace_cost,
-          "trace_sections": t_trace_sections, "trace_models": t_trace_models}
+          "trace_sections": t_trace_sections, "trace_models": t_trace_models,
+          "trace_wins": t_trace_wins}
 
 
 def render(text, datadir):

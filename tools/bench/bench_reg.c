@@ -378,19 +378,49 @@ static void fit_line(const double *x, const double *y, unsigned int n,
 	*intercept = (sy - *slope * sx) / n;
 }
 
+/*
+ * The cache's own figures after a run (measured inside the module,
+ * kmod/cost.c): a and b after fit_costs()' registrations (@dereg 0), b'
+ * and c' after batched_dereg()'s batches (@dereg 1).
+ */
+static void kernel_fit(int fd, const char *name, int dereg,
+		       unsigned int iters)
+{
+	struct mrrc_cache_config cfg = { 0 };
+	int ret = mrrc_cache_config(fd, &cfg);
+
+	if (ret)
+		die("config", ret);
+	/* Not measured, they would be the papers' figures: say so. */
+	if (!(cfg.flags & MRRC_CACHE_MEASURE_COSTS))
+		die("costs not measured", -EPROTO);
+	if (dereg) {
+		emit("cost_kernel_batch_b_ns", cfg.dereg_ns_per_op, "ns",
+		     name, 4096, 1, iters);
+		emit("cost_kernel_batch_c_ns", cfg.dereg_ns_per_region, "ns",
+		     name, 4096, 1, iters);
+	} else {
+		emit("cost_kernel_a_ns", cfg.reg_ns_per_page, "ns", name,
+		     4096, 1, iters);
+		emit("cost_kernel_b_ns", cfg.reg_ns_per_op, "ns", name, 4096,
+		     1, iters);
+	}
+}
+
 static void fit_costs(uint32_t mode, const char *name)
 {
 	static const unsigned int pages[] = { 1, 4, 16, 64, 256 };
 	enum { N = sizeof(pages) / sizeof(pages[0]), IT = 200 };
-	static uint64_t treg[IT], tdereg[IT];
+	static uint64_t treg[N][IT], tdereg[N][IT];
 	double x[N], yr[N], yd[N], fit[4];
 	char *buf;
 	int fd;
 
 	buf = map_populated(256 * 4096);
 	fd = open_ctx(mode, MRRC_POLICY_MRE, 65536, 1024);
-	for (unsigned int k = 0; k < N; k++) {
-		for (unsigned int i = 0; i < IT; i++) {
+	/* The sizes in turn, as the module's own fit wants them mixed. */
+	for (unsigned int i = 0; i < IT; i++) {
+		for (unsigned int k = 0; k < N; k++) {
 			uint32_t h;
 			uint64_t t0 = now_ns(), t1;
 			int ret = reg(fd, buf, pages[k] * 4096, 0, &h);
@@ -401,15 +431,18 @@ static void fit_costs(uint32_t mode, const char *name)
 			mrrc_release(fd, &h, 1);
 			if (mrrc_flush(fd) != 1)
 				die("fit flush", -EPROTO);
-			tdereg[i] = now_ns() - t1;
-			treg[i] = t1 - t0;
+			tdereg[k][i] = now_ns() - t1;
+			treg[k][i] = t1 - t0;
 		}
-		qsort(treg, IT, sizeof(treg[0]), cmp_u64);
-		qsort(tdereg, IT, sizeof(tdereg[0]), cmp_u64);
-		x[k] = pages[k];
-		yr[k] = treg[IT / 2];
-		yd[k] = tdereg[IT / 2];
 	}
+	for (unsigned int k = 0; k < N; k++) {
+		qsort(treg[k], IT, sizeof(treg[k][0]), cmp_u64);
+		qsort(tdereg[k], IT, sizeof(tdereg[k][0]), cmp_u64);
+		x[k] = pages[k];
+		yr[k] = treg[k][IT / 2];
+		yd[k] = tdereg[k][IT / 2];
+	}
+	kernel_fit(fd, name, 0, IT);
 	close(fd);
 	munmap(buf, 256 * 4096);
 
@@ -486,6 +519,7 @@ static void batched_dereg(uint32_t mode, const char *name)
 		x[k] = n;
 		y[k] = rb.median;
 	}
+	kernel_fit(fd, name, 1, IT);
 	close(fd);
 	munmap(buf, 512 * 4096);
 	fit_line(x, y, K, &c, &b);

@@ -61,19 +61,32 @@ sweep() {	# sweep NAME SIZES ARGS...
 CELLO="-f cello -n 200000 -N 20000 -z 0.8 -s 1"
 HTTPD="-f httpd -n 100000 -N 10000 -z 0.8 -s 1"
 
+# TRACE_MODELS picks the cost models (default all five); "papers" also
+# runs MRE's sensitivity sweep.
+models=${TRACE_MODELS:-papers rxe-ordinary rxe-fast module-ordinary module-fast}
+for m in $models; do
+	case $m in
+	papers|rxe-ordinary|rxe-fast|module-ordinary|module-fast) ;;
+	*) echo "bench_trace: unknown cost model '$m'" >&2; exit 2 ;;
+	esac
+done
+want() { case " $models " in *" $1 "*) return 0 ;; esac; return 1; }
+
 [ -r "$cp_trace" ] ||
 	echo "bench_trace: $cp_trace not found, skipping the real trace" >&2
-costs=
-run_model papers
+if want papers; then
+	costs=
+	run_model papers
 
-# MRE sensitivity: resorting section and eviction segment sizes.
-for r in 25 50 75 100; do
-	for e in 1 5 10 20; do
-		"$replay" -l httpd -p mre -c 16384 -R "$r" -E "$e" $HTTPD
-		[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p mre -c 4096 \
-			-R "$r" -E "$e" -f cloudphysics -t "$cp_trace"
+	# MRE sensitivity: resorting section and eviction segment sizes.
+	for r in 25 50 75 100; do
+		for e in 1 5 10 20; do
+			"$replay" -l httpd -p mre -c 16384 -R "$r" -E "$e" $HTTPD
+			[ -r "$cp_trace" ] && "$replay" -l cloudphysics -p mre \
+				-c 4096 -R "$r" -E "$e" -f cloudphysics -t "$cp_trace"
+		done
 	done
-done
+fi
 
 # The same with the cost models measured on rxe by BENCH=reg (ordinary
 # and fast registration), fitted as bench-tables.py's fitted_costs()
@@ -82,22 +95,42 @@ done
 # (build/bench/reg.jsonl) if it measured this kernel's batches, else from
 # the run kept in Documentation/data/reg.jsonl for this kernel (the
 # "costs_ns" key of every line says which costs were used).
+#
+# "module-ordinary" and "module-fast" are the figures the module measured
+# itself during that run (cost_kernel_*, kmod/cost.c): what a request pays
+# for its registrations and evictions, with nobody waiting for an
+# invalidation chain; from the first of build/bench/reg.jsonl,
+# Documentation/data/reg-costs.jsonl that has them for this kernel.
 kernel=${MRRC_KVER:-$(uname -r)}
-reg=
-for f in "$top/build/bench/reg.jsonl" "$top/Documentation/data/reg.jsonl"; do
-	if [ -r "$f" ] && grep cost_model_batch_c_ns "$f" |
-		grep -q "\"kernel\":\"$kernel\""; then
-		reg=$f
-		break
-	fi
-done
-if [ -n "$reg" ]; then
-	echo "bench_trace: cost models of $kernel from $reg" >&2
-	for mode in ordinary fast; do
-		costs=$(python3 "$top/tools/bench/bench-tables.py" --costs \
-			"$reg" "$mode" "$kernel")
-		run_model "rxe-$mode"
+reg_with() {	# reg_with METRIC FILE...: the first file with METRIC of $kernel
+	metric=$1
+	shift
+	for f in "$@"; do
+		if [ -r "$f" ] && grep "\"$metric\"" "$f" |
+			grep -q "\"kernel\":\"$kernel\""; then
+			echo "$f"
+			return
+		fi
 	done
-else
-	echo "bench_trace: no batch cost model of $kernel (make bench BENCH=reg), papers' only" >&2
-fi
+}
+data=$top/Documentation/data
+for kind in rxe module; do
+	for mode in ordinary fast; do
+		want "$kind-$mode" || continue
+		if [ $kind = rxe ]; then
+			reg=$(reg_with cost_model_batch_c_ns \
+				"$top/build/bench/reg.jsonl" "$data/reg.jsonl")
+		else
+			reg=$(reg_with cost_kernel_batch_c_ns \
+				"$top/build/bench/reg.jsonl" "$data/reg-costs.jsonl")
+		fi
+		if [ -z "$reg" ]; then
+			echo "bench_trace: no $kind-$mode cost model of $kernel (make bench BENCH=reg), skipped" >&2
+			continue
+		fi
+		echo "bench_trace: $kind-$mode costs of $kernel from $reg" >&2
+		costs=$(python3 "$top/tools/bench/bench-tables.py" --costs \
+			"$reg" "$kind-$mode" "$kernel")
+		run_model "$kind-$mode"
+	done
+done

@@ -4,9 +4,9 @@
 # (default build/bench/trace.jsonl): per trace, the hit ratio against
 # cache size (<trace>-hit.png, the papers' model) and the cost against
 # cache size under each cost model (<trace>-cost-<model>.png: papers,
-# rxe-ordinary, rxe-fast), every policy a line, like Figs. 10-12 of the
-# FRRWP paper.  Writes PNGs (gnuplot) and the data files to OUT (default
-# build/bench/figures/).
+# rxe-ordinary, rxe-fast, module-ordinary, module-fast), every policy a
+# line, like Figs. 10-12 of the FRRWP paper.  Writes PNGs (gnuplot) and the
+# data files to OUT (default build/bench/figures/).
 #
 # usage: plot-trace.sh [TRACE.jsonl [OUT]]
 set -eu
@@ -52,7 +52,7 @@ GP
 for t in $(ls "$out" | sed -n 's/-papers-mre\.dat$//p'); do
 	plot "$out/$t-hit.png" "$t: hit ratio against cache size" "hit ratio" \
 		2 "$out/$t-papers"
-	for m in papers rxe-ordinary rxe-fast; do
+	for m in papers rxe-ordinary rxe-fast module-ordinary module-fast; do
 		[ -f "$out/$t-$m-mre.dat" ] || continue
 		plot "$out/$t-cost-$m.png" \
 			"$t: registration + deregistration cost, $m model" \

@@ -70,6 +70,12 @@ for v in REDY_SPACE REDY_SECONDS REDY_SLOS REDY_RECORD REDY_RUNS REDY_MIG_MB \
 	?*) cmd="$cmd export $v=$x;" ;;
 	esac
 done
+# BENCH=trace's cost models (bench_trace.sh): names, spaces and dashes.
+x=$(printenv TRACE_MODELS || true)
+case $x in
+*[!a-z\ -]*) echo "bench: TRACE_MODELS='$x': model names only" >&2; exit 2 ;;
+?*) cmd="$cmd export TRACE_MODELS='$x';" ;;
+esac
 [ "$dev" = rxe0 ] || cmd="$cmd rdma dev set rxe0 name $dev &&"
 for n in $names; do
 	out=build/bench/$n.jsonl
