@@ -1886,15 +1886,16 @@ void mrrc_cache_debugfs_show(struct seq_file *s)
  * @cfg: fields that are 0 (or KEEP) are left unchanged; all are written
  *	back with the configuration in force
  *
- * Return: 0; -EINVAL for an out-of-range value, or for
- * MRRC_CACHE_MEASURE_COSTS with a cost figure that changes; -EBUSY to change
- * the mode while regions are registered, or to shrink the capacity below
- * what regions in use hold.  Nothing changes on error.
+ * Return: 0; -EINVAL for an out-of-range value; -EBUSY to change the mode
+ * while regions are registered, or to shrink the capacity below what
+ * regions in use hold.  On error the configuration stays as it was, but
+ * what a failed shrink evicted stays evicted (and the cost figures those
+ * evictions fitted stand).
  */
 int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 {
 	struct mrrc_cache_config_k k;
-	bool set_costs, measure;
+	bool set_costs, measure, to_model;
 	u32 old_mode;
 	int ret = 0;
 
@@ -1921,12 +1922,14 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		k.resort_pct = cfg->resort_pct;
 	if (cfg->evict_pct)
 		k.evict_pct = cfg->evict_pct;
-	set_costs = mrrc_cost_apply(&k, cfg);
 	measure = cfg->flags & MRRC_CACHE_MEASURE_COSTS;
-	if (measure && set_costs) {
-		ret = -EINVAL;
-		goto out;
-	}
+	/* A cache that measured its costs leaves them for the model's. */
+	to_model = k.mode == MRRC_MODE_MODEL && old_mode != MRRC_MODE_MODEL &&
+		   c->cost_measured;
+	if (to_model)
+		mrrc_cost_defaults(&k);
+	/* With MEASURE_COSTS the figures are the cache's to measure. */
+	set_costs = !measure && mrrc_cost_apply(&k, cfg);
 
 	mrrc_cache_defer_reap(c);
 	mrrc_cache_sync_touches(c);
@@ -1939,13 +1942,19 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	    k.max_regions < c->st.cached_regions) {
 		struct mrrc_cache_config_k old = c->cfg;
 
-		/* Evict down to the new limits, least recently used first. */
+		/*
+		 * Evict down to the new limits, least recently used first.
+		 * The figures stay the cache's meanwhile: the evictions may
+		 * fit new ones, which stand even if this fails.
+		 */
 		c->cfg = k;
+		mrrc_cost_copy(&c->cfg, &old);
 		while (c->st.cached_pages > k.max_pages ||
 		       c->st.cached_regions > k.max_regions) {
 			struct mrrc_region *r = mrrc_stack_victim(c);
 
 			if (!r) {
+				mrrc_cost_copy(&old, &c->cfg);
 				c->cfg = old;
 				ret = -EBUSY;
 				goto out;
@@ -1954,14 +1963,10 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 			c->st.evictions++;
 			mrrc_region_destroy(c, r);
 		}
-		/* Those evictions may have measured new figures. */
-		if (!set_costs)
-			mrrc_cost_copy(&k, &c->cfg);
 	}
-	/* A cache that measured its costs leaves them for the model's. */
-	if (k.mode == MRRC_MODE_MODEL && old_mode != MRRC_MODE_MODEL &&
-	    c->cost_measured && !set_costs)
-		mrrc_cost_defaults(&k);
+	/* Figures fitted since k was taken (reaping, evicting) stand. */
+	if (!set_costs && !to_model)
+		mrrc_cost_copy(&k, &c->cfg);
 	c->cfg = k;
 	mrrc_policy_switch(c, mrrc_policies[k.policy]);
 	if (k.mode != old_mode) {
@@ -1969,9 +1974,12 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		mrrc_cache_quiesce(c);
 		c->reg = mrrc_registrar_for(k.mode);
 	}
-	/* A caller's figures are kept; another mode costs what it costs. */
-	if (set_costs || measure || k.mode != old_mode)
-		mrrc_cost_restart(c, measure || (c->cost_measured && !set_costs));
+	/*
+	 * A caller's figures are kept; another mode costs what it costs; a
+	 * cache told to measure that was not starts afresh.
+	 */
+	if (set_costs || k.mode != old_mode || (measure && !c->cost_measured))
+		mrrc_cost_restart(c, !set_costs && (measure || c->cost_measured));
 out:
 	cfg->policy = c->cfg.policy;
 	cfg->mode = c->cfg.mode;
@@ -1984,7 +1992,7 @@ out:
 	cfg->dereg_ns_per_page = c->cfg.dereg_ns_per_page;
 	cfg->dereg_ns_per_op = c->cfg.dereg_ns_per_op;
 	cfg->dereg_ns_per_region = c->cfg.dereg_ns_per_region;
-	cfg->flags = mrrc_cost_measuring(c) ? MRRC_CACHE_MEASURE_COSTS : 0;
+	cfg->flags = mrrc_cost_measuring(c) ? MRRC_CACHE_COSTS_MEASURED : 0;
 	mutex_unlock(&c->mutex);
 	return ret;
 }

@@ -12,10 +12,11 @@
  * GDSF's priorities and gdsf-batch's segment then weigh what this cache
  * pays on this device.
  *
- * Each fit is a least-squares line (pages or regions against nanoseconds)
+ * Each fit is a least-squares line (nanoseconds against pages or regions)
  * through the last two windows of MRRC_COST_WINDOW samples, made at the
- * end of each (kmod/costfit.h).  A caller that changes a cost figure keeps
- * its figures: measuring stops (Documentation/cache.rst, "Cost model").
+ * end of each (kmod/costfit.h).  A caller that changes a cost figure
+ * without MRRC_CACHE_MEASURE_COSTS keeps its figures: measuring stops
+ * (Documentation/cache.rst, "Cost model").
  */
 #include <linux/ktime.h>
 
@@ -40,6 +41,7 @@ bool mrrc_cost_measuring(struct mrrc_cache *c)
  */
 u64 mrrc_cost_clock(struct mrrc_cache *c)
 {
+	lockdep_assert_held(&c->mutex);
 	return mrrc_cost_measuring(c) ? ktime_get_ns() : 0;
 }
 

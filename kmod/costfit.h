@@ -10,9 +10,9 @@
 
 #ifdef __KERNEL__
 #include <linux/bits.h>
+#include <linux/limits.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
-#include <linux/string.h>
 #include <linux/types.h>
 #endif
 
@@ -35,16 +35,20 @@ struct mrrc_cost_fit {
  * the last fit, fit y = icpt + slope * x through them and the window
  * before, set *@slope and *@icpt to the line and return true.  Unless the
  * sizes spread enough the slope stays as it is and only the intercept is
- * fitted.  A sample beyond the clamps is dropped, so that the sums cannot
- * overflow.
+ * fitted.  A fit with a negative intercept gives way to the line through
+ * the origin (intercept 0) that fits best: clamping the intercept alone
+ * would charge every size more than its samples took.  A sample beyond
+ * the clamps (or of 0 pages or regions) is dropped, so that the sums
+ * cannot overflow.
  */
 static inline bool mrrc_cost_fold(struct mrrc_cost_fit *f, u64 x, u64 ns,
 				  u32 *slope, u32 *icpt)
 {
 	struct mrrc_cost_sums t;
 	s64 num, den, k, b;
+	bool fitted;
 
-	if (x > MRRC_COST_MAX_X || ns > MRRC_COST_MAX_NS)
+	if (!x || x > MRRC_COST_MAX_X || ns > MRRC_COST_MAX_NS)
 		return false;
 	f->cur.n++;
 	f->cur.sx += x;
@@ -60,7 +64,7 @@ static inline bool mrrc_cost_fold(struct mrrc_cost_fit *f, u64 x, u64 ns,
 	t.sxx = f->cur.sxx + f->prev.sxx;
 	t.sxy = f->cur.sxy + f->prev.sxy;
 	f->prev = f->cur;
-	memset(&f->cur, 0, sizeof(f->cur));
+	f->cur = (struct mrrc_cost_sums){};
 
 	/*
 	 * n <= 2 * MRRC_COST_WINDOW = 2^6, so with the clamps above n * sxy
@@ -73,13 +77,17 @@ static inline bool mrrc_cost_fold(struct mrrc_cost_fit *f, u64 x, u64 ns,
 	 * by at least a quarter of their mean; sizes nearly all alike would
 	 * let the noise in the times decide it.
 	 */
-	if (den > 0 && den >= (s64)(t.sx * t.sx) / 16)
-		k = clamp_t(s64, div64_s64(num, den), 0, U32_MAX);
-	else
-		k = *slope;
+	fitted = den > 0 && den >= (s64)(t.sx * t.sx) / 16;
+	k = fitted ? clamp_t(s64, div64_s64(num, den), 0, U32_MAX) : *slope;
 	b = div64_s64((s64)t.sy - k * (s64)t.sx, t.n);
+	if (b < 0) {
+		/* x >= 1 in every sample: sx and sxx are not 0. */
+		k = fitted ? div64_s64(t.sxy, t.sxx) : div64_s64(t.sy, t.sx);
+		k = min_t(s64, k, U32_MAX);
+		b = 0;
+	}
 	*slope = k;
-	*icpt = clamp_t(s64, b, 0, U32_MAX);
+	*icpt = min_t(s64, b, U32_MAX);
 	return true;
 }
 

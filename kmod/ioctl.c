@@ -203,7 +203,8 @@ static int mrrc_cmd_cache_config(struct mrrc_ucmd *ucmd)
 	struct mrrc_cache *c;
 	int ret;
 
-	if (cfg->flags & ~MRRC_CACHE_MEASURE_COSTS)
+	if (cfg->flags &
+	    ~(MRRC_CACHE_MEASURE_COSTS | MRRC_CACHE_COSTS_MEASURED))
 		return -EOPNOTSUPP;
 	c = mrrc_ctx_lock_cache(ucmd->ctx);
 	if (IS_ERR(c))

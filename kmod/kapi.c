@@ -47,7 +47,8 @@ EXPORT_SYMBOL_GPL(mrrc_kcache_destroy);
 /**
  * mrrc_kcache_config() - change and read the configuration
  * @kc: the cache
- * @cfg: as for MRRC_IOC_CACHE_CONFIG (size and flags are ignored)
+ * @cfg: as for MRRC_IOC_CACHE_CONFIG (size is ignored, and so are flags
+ *	other than MRRC_CACHE_MEASURE_COSTS)
  *
  * Return: 0; -EINVAL for a bad value or MRRC_MODE_ORDINARY (user memory
  * only); -EBUSY as for the ioctl.

@@ -1359,18 +1359,19 @@ TEST_F(real, registration_pins_and_flush_unpins)
  * registrations of 1 to 16 pages and of one-region batches the papers'
  * a and b are gone and a' is 0 (the measured model charges unpinning per
  * region).  A configuration read back and passed again keeps the
- * measuring; a figure that changes stops it, and every figure then stays
- * as it was however much is registered; MRRC_CACHE_MEASURE_COSTS starts
- * it again (EINVAL with a figure that changes); switching to model mode
- * puts the papers' figures back.
+ * measuring, and so does any with MRRC_CACHE_MEASURE_COSTS, whose figures
+ * are ignored; a figure that changes without it stops the measuring, and
+ * every figure then stays as it was however much is registered;
+ * MRRC_CACHE_MEASURE_COSTS starts it again; switching to model mode puts
+ * the papers' figures back, under any the caller sets.
  */
 TEST_F(real, costs_measured)
 {
 	struct mrrc_cache_config cfg = { 0 }, set = { .reg_ns_per_op = 5 };
-	struct mrrc_cache_config bad = { .flags = MRRC_CACHE_MEASURE_COSTS };
+	uint32_t b;
 
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
-	ASSERT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	ASSERT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
 	ASSERT_EQ(770, cfg.reg_ns_per_page);
 	ASSERT_EQ(7420, cfg.reg_ns_per_op);
 	ASSERT_EQ(220, cfg.dereg_ns_per_page);
@@ -1378,19 +1379,23 @@ TEST_F(real, costs_measured)
 	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 40);
 	memset(&cfg, 0, sizeof(cfg));
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
-	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
 	EXPECT_EQ(0, cfg.dereg_ns_per_page);
 	EXPECT_TRUE(cfg.reg_ns_per_page != 770 || cfg.reg_ns_per_op != 7420);
 
 	/* Read, change the policy, pass it all back: still measured. */
-	cfg.flags = 0;
 	cfg.policy = MRRC_POLICY_LRU;
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
-	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
 	EXPECT_EQ(MRRC_POLICY_LRU, cfg.policy);
 
-	bad.reg_ns_per_op = cfg.reg_ns_per_op + 1;
-	ASSERT_EQ(-EINVAL, mrrc_cache_config(self->fd, &bad));
+	/* With MEASURE_COSTS a figure passed is ignored. */
+	b = cfg.reg_ns_per_op;
+	cfg.flags = MRRC_CACHE_MEASURE_COSTS;
+	cfg.reg_ns_per_op = b + 1;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
+	EXPECT_EQ(b, cfg.reg_ns_per_op);
 
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &set));
 	ASSERT_EQ(5, set.reg_ns_per_op);
@@ -1404,7 +1409,7 @@ TEST_F(real, costs_measured)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.flags = MRRC_CACHE_MEASURE_COSTS;
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
-	EXPECT_EQ(MRRC_CACHE_MEASURE_COSTS, cfg.flags);
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
 	EXPECT_EQ(5, cfg.reg_ns_per_op);
 	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 40);
 	memset(&cfg, 0, sizeof(cfg));
@@ -1414,6 +1419,20 @@ TEST_F(real, costs_measured)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mode = MRRC_MODE_MODEL;
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	expect_papers_costs(_metadata, &cfg);
+
+	/* Back to the real mode, measured; to model with one figure set. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = variant->mode;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
+	reg_flush_cycle(_metadata, self->fd, (uintptr_t)self->buf, 40);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = MRRC_MODE_MODEL;
+	cfg.reg_ns_per_page = 99;
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
+	EXPECT_EQ(99, cfg.reg_ns_per_page);
+	cfg.reg_ns_per_page = 770;	/* the others are the papers' */
 	expect_papers_costs(_metadata, &cfg);
 }
 

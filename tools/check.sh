@@ -228,6 +228,8 @@ check "bm.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check Documentation/bm.rst
 check "evaluation.rst's tables are what Documentation/data gives" \
 	tools/bench/bench-tables.py --check Documentation/evaluation.rst
+check "cache.rst's tables are what Documentation/data gives" \
+	tools/bench/bench-tables.py --check Documentation/cache.rst
 check "make docs draws the figures and writes the HTML" \
 	sh -c 'make -s docs && for f in reg-6.1 reg-6.12 dereg-6.12 frrwp-6.12 frrwp-6.1 kv-get blk redy-slo redy-migration bm-fix cloudphysics-cost-rxe-fast httpd-hit httpd-cost-papers; do
 		test -s build/doc/figures/$f.png || { echo "no $f.png"; exit 1; }; done'

@@ -284,8 +284,9 @@ enum mrrc_reg_mode {
  * struct mrrc_cache_config - MRRC_IOC_CACHE_CONFIG: set and read the
  *	context's cache configuration
  * @size: sizeof(struct mrrc_cache_config)
- * @flags: in, MRRC_CACHE_MEASURE_COSTS or 0; out, MRRC_CACHE_MEASURE_COSTS
- *	while the costs are being measured
+ * @flags: in, MRRC_CACHE_MEASURE_COSTS or 0 (MRRC_CACHE_COSTS_MEASURED is
+ *	ignored); out, MRRC_CACHE_COSTS_MEASURED while the costs are being
+ *	measured, else 0
  * @policy: in, enum mrrc_policy (KEEP: unchanged); out, current
  * @mode: in, enum mrrc_reg_mode (KEEP: unchanged); out, current.  Can only
  *	change while nothing is registered (EBUSY)
@@ -308,8 +309,8 @@ enum mrrc_reg_mode {
  *
  * The five costs start as the papers' figures.  In the modes that register
  * for real the cache measures them (a' is then 0), until a caller changes
- * any of them; a figure equal to the current one changes nothing
- * (Documentation/cache.rst, "Cost model").
+ * any of them without MRRC_CACHE_MEASURE_COSTS; a figure equal to the
+ * current one changes nothing (Documentation/cache.rst, "Cost model").
  */
 struct mrrc_cache_config {
 	__u32 size;
@@ -328,11 +329,13 @@ struct mrrc_cache_config {
 };
 
 /*
- * struct mrrc_cache_config.flags: measure the costs again from now on,
- * from the current figures (EINVAL with a cost that changes).  Out: the
- * costs are being measured (a real mode, and no caller set them since).
+ * struct mrrc_cache_config.flags.  In: measure the costs (the five figures
+ * are ignored); from the current figures if they were not measured.
+ * Out: never set.
  */
 #define MRRC_CACHE_MEASURE_COSTS	_BITUL(0)
+/* Out only (ignored in): the costs are being measured. */
+#define MRRC_CACHE_COSTS_MEASURED	_BITUL(1)
 
 /*
  * Access rights.  MRRC_IOC_REG takes LOCAL_WRITE only (part of the cache

@@ -21,6 +21,7 @@ typedef int64_t s64;
 #define clamp_t(type, v, lo, hi) \
 	((type)(v) < (type)(lo) ? (type)(lo) : \
 	 (type)(v) > (type)(hi) ? (type)(hi) : (type)(v))
+#define min_t(type, a, b) ((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 static inline s64 div64_s64(s64 a, s64 b)
 {
 	return a / b;
@@ -108,8 +109,11 @@ static void test_slope_kept_without_spread(void **state)
 	assert_int_equal(95000 - 770 * 105, icpt);
 }
 
-/* Costs that fall with size: the slope is 0, never negative. */
-static void test_negative_clamped(void **state)
+/*
+ * Costs that fall with size: the slope is 0, never negative, and the
+ * intercept the mean.
+ */
+static void test_negative_slope(void **state)
 {
 	struct mrrc_cost_fit f = { 0 };
 	u32 slope = 1, icpt = 1;
@@ -122,14 +126,67 @@ static void test_negative_clamped(void **state)
 	assert_int_equal(0, slope);
 	/* The mean of 10000 - 100 * (0..7). */
 	assert_int_equal(9650, icpt);
+}
 
-	/* An intercept below 0 is 0. */
-	memset(&f, 0, sizeof(f));
-	for (i = 0; i < MRRC_COST_WINDOW; i++)
-		mrrc_cost_fold(&f, 10 + 10 * (i % 4),
-			       1000 * (10 + 10 * (i % 4)) - 5000, &slope, &icpt);
-	assert_int_equal(1000, slope);
+/*
+ * A negative intercept: the best line through the origin instead,
+ * sum(x y) / sum(x^2) with a fitted slope, sum(y) / sum(x) with a kept
+ * one.
+ */
+static void test_negative_intercept(void **state)
+{
+	struct mrrc_cost_fit f = { 0 };
+	u64 sxy = 0, sxx = 0;
+	u32 slope = 1, icpt = 1;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < MRRC_COST_WINDOW; i++) {
+		u64 x = 10 + 10 * (i % 4), y = 1000 * x - 5000;
+
+		mrrc_cost_fold(&f, x, y, &slope, &icpt);
+		sxy += x * y;
+		sxx += x * x;
+	}
+	assert_int_equal(sxy / sxx, slope);
 	assert_int_equal(0, icpt);
+
+	/* 256 pages every time, 60 us each: 770 ns a page would be 197 us. */
+	memset(&f, 0, sizeof(f));
+	slope = 770;
+	icpt = 7420;
+	for (i = 0; i < MRRC_COST_WINDOW; i++)
+		mrrc_cost_fold(&f, 256, 60000, &slope, &icpt);
+	assert_int_equal(60000 / 256, slope);
+	assert_int_equal(0, icpt);
+}
+
+/*
+ * The slope is fitted from a spread of a quarter of the mean on: two
+ * sizes 2d apart around m spread by d.
+ */
+static void test_spread_threshold(void **state)
+{
+	static const struct { u64 lo, hi; bool fitted; } cases[] = {
+		{ 75, 125, true },	/* sd 25 = m / 4 */
+		{ 76, 124, false },	/* sd 24 */
+		{ 1, 3, true },
+		{ 100, 110, false },
+	};
+	unsigned int c, i;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct mrrc_cost_fit f = { 0 };
+		u32 slope = 7, icpt = 0;
+
+		for (i = 0; i < MRRC_COST_WINDOW; i++) {
+			u64 x = i & 1 ? cases[c].hi : cases[c].lo;
+
+			mrrc_cost_fold(&f, x, 100 * x + 100000, &slope, &icpt);
+		}
+		assert_int_equal(cases[c].fitted ? 100 : 7, slope);
+	}
 }
 
 /* Samples beyond the clamps are dropped; the largest kept never wrap. */
@@ -143,6 +200,7 @@ static void test_clamps(void **state)
 	assert_false(mrrc_cost_fold(&f, MRRC_COST_MAX_X + 1, 1, &slope, &icpt));
 	assert_false(mrrc_cost_fold(&f, 1, (u64)MRRC_COST_MAX_NS + 1, &slope,
 				    &icpt));
+	assert_false(mrrc_cost_fold(&f, 0, 1, &slope, &icpt));
 	assert_int_equal(0, f.cur.n);
 
 	/* The most a sample may be, for many windows: no overflow. */
@@ -153,12 +211,12 @@ static void test_clamps(void **state)
 	assert_int_equal(0, slope);
 	assert_int_equal(MRRC_COST_MAX_NS, icpt);
 
-	/* The steepest line that fits: slope and intercept at their most. */
+	/* About the steepest line the clamps let through, exactly. */
 	memset(&f, 0, sizeof(f));
 	for (i = 0; i < 100 * MRRC_COST_WINDOW; i++)
-		mrrc_cost_fold(&f, 1 + (i & 1), i & 1 ? MRRC_COST_MAX_NS : 0,
+		mrrc_cost_fold(&f, 1 + (i & 1), (1 + (i & 1)) * (U32_MAX / 2),
 			       &slope, &icpt);
-	assert_int_equal(U32_MAX, slope);
+	assert_int_equal(U32_MAX / 2, slope);
 	assert_int_equal(0, icpt);
 }
 
@@ -188,7 +246,9 @@ int main(void)
 		cmocka_unit_test(test_exact_line),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_slope_kept_without_spread),
-		cmocka_unit_test(test_negative_clamped),
+		cmocka_unit_test(test_negative_slope),
+		cmocka_unit_test(test_negative_intercept),
+		cmocka_unit_test(test_spread_threshold),
 		cmocka_unit_test(test_clamps),
 		cmocka_unit_test(test_follows_change),
 	};
