@@ -183,6 +183,9 @@ void fz_cache_config_sane(struct fz_thread *t, struct mrrc_cache_config *cfg)
 	cfg->dereg_ns_per_page = fz_below(&t->rng, 1000);
 	cfg->dereg_ns_per_op = fz_below(&t->rng, 10000);
 	cfg->dereg_ns_per_region = fz_below(&t->rng, 10000);
+	/* Measured costs: the figures above are then ignored. */
+	if (fz_one_in(&t->rng, 3))
+		cfg->flags = MRRC_CACHE_MEASURE_COSTS;
 }
 
 void fz_build_cache_config(struct fz_thread *t, struct fz_call *c)
