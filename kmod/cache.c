@@ -1908,6 +1908,9 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 		return -EINVAL;
 
 	mutex_lock(&c->mutex);
+	/* Reaping may fit new figures: before they are taken. */
+	mrrc_cache_defer_reap(c);
+	mrrc_cache_sync_touches(c);
 	k = c->cfg;
 	old_mode = c->cfg.mode;
 	if (cfg->policy)
@@ -1929,10 +1932,8 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 	if (to_model)
 		mrrc_cost_defaults(&k);
 	/* With MEASURE_COSTS the figures are the cache's to measure. */
-	set_costs = !measure && mrrc_cost_apply(&k, cfg);
+	set_costs = !measure && mrrc_cost_apply(&k, &c->cfg, cfg);
 
-	mrrc_cache_defer_reap(c);
-	mrrc_cache_sync_touches(c);
 	if (k.mode != c->cfg.mode &&
 	    (c->st.cached_regions || atomic_long_read(&c->ninuse))) {
 		ret = -EBUSY;
@@ -1964,7 +1965,7 @@ int mrrc_cache_configure(struct mrrc_cache *c, struct mrrc_cache_config *cfg)
 			mrrc_region_destroy(c, r);
 		}
 	}
-	/* Figures fitted since k was taken (reaping, evicting) stand. */
+	/* Figures the evictions fitted stand. */
 	if (!set_costs && !to_model)
 		mrrc_cost_copy(&k, &c->cfg);
 	c->cfg = k;

@@ -520,6 +520,7 @@ void mrrc_cost_reg(struct mrrc_cache *c, u64 pages, u64 t0);
 void mrrc_cost_dereg(struct mrrc_cache *c, u64 n, u64 t0);
 void mrrc_cost_defaults(struct mrrc_cache_config_k *k);
 bool mrrc_cost_apply(struct mrrc_cache_config_k *k,
+		     const struct mrrc_cache_config_k *cur,
 		     const struct mrrc_cache_config *cfg);
 void mrrc_cost_copy(struct mrrc_cache_config_k *to,
 		    const struct mrrc_cache_config_k *from);

@@ -93,34 +93,45 @@ void mrrc_cost_defaults(struct mrrc_cache_config_k *k)
 	k->dereg_ns_per_region = 0;
 }
 
-/* Set *@v to @want unless that is 0 (unchanged); whether *@v changed. */
-static bool mrrc_cost_set(u32 *v, u32 want)
+/*
+ * Set *@v to @want unless that is 0 (unchanged) or @cur, the figure in
+ * force; whether it was set.
+ */
+static bool mrrc_cost_set(u32 *v, u32 cur, u32 want)
 {
-	if (!want || want == *v)
+	if (!want || want == cur)
 		return false;
 	*v = want;
 	return true;
 }
 
 /**
- * mrrc_cost_apply() - the figures @cfg sets, into @k
+ * mrrc_cost_apply() - the figures @cfg changes, into @k
  * @k: the configuration being built
+ * @cur: the configuration in force
  * @cfg: what the caller asked for
  *
- * Return: whether a figure changed.  One equal to the current figure does
+ * Return: whether a figure changed.  One equal to the figure in force does
  * not: a caller that reads the configuration, changes something else and
- * passes it all back keeps the costs measured.
+ * passes it all back keeps the costs measured (and, switching to model
+ * mode, gets the papers' figures @k was given).
  */
 bool mrrc_cost_apply(struct mrrc_cache_config_k *k,
+		     const struct mrrc_cache_config_k *cur,
 		     const struct mrrc_cache_config *cfg)
 {
 	bool changed = false;
 
-	changed |= mrrc_cost_set(&k->reg_ns_per_page, cfg->reg_ns_per_page);
-	changed |= mrrc_cost_set(&k->reg_ns_per_op, cfg->reg_ns_per_op);
-	changed |= mrrc_cost_set(&k->dereg_ns_per_page, cfg->dereg_ns_per_page);
-	changed |= mrrc_cost_set(&k->dereg_ns_per_op, cfg->dereg_ns_per_op);
+	changed |= mrrc_cost_set(&k->reg_ns_per_page, cur->reg_ns_per_page,
+				 cfg->reg_ns_per_page);
+	changed |= mrrc_cost_set(&k->reg_ns_per_op, cur->reg_ns_per_op,
+				 cfg->reg_ns_per_op);
+	changed |= mrrc_cost_set(&k->dereg_ns_per_page, cur->dereg_ns_per_page,
+				 cfg->dereg_ns_per_page);
+	changed |= mrrc_cost_set(&k->dereg_ns_per_op, cur->dereg_ns_per_op,
+				 cfg->dereg_ns_per_op);
 	changed |= mrrc_cost_set(&k->dereg_ns_per_region,
+				 cur->dereg_ns_per_region,
 				 cfg->dereg_ns_per_region);
 	return changed;
 }

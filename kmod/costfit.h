@@ -35,9 +35,10 @@ struct mrrc_cost_fit {
  * the last fit, fit y = icpt + slope * x through them and the window
  * before, set *@slope and *@icpt to the line and return true.  Unless the
  * sizes spread enough the slope stays as it is and only the intercept is
- * fitted.  A fit with a negative intercept gives way to the line through
- * the origin (intercept 0) that fits best: clamping the intercept alone
- * would charge every size more than its samples took.  A sample beyond
+ * fitted.  A fit with a negative intercept gives way to a line through
+ * the origin: the least-squares one where the slope was fitted, else the
+ * mean ns over the mean x (clamping the intercept alone would charge
+ * every size more than its samples took).  A sample beyond
  * the clamps (or of 0 pages or regions) is dropped, so that the sums
  * cannot overflow.
  */

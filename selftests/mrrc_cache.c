@@ -1363,7 +1363,8 @@ TEST_F(real, registration_pins_and_flush_unpins)
  * are ignored; a figure that changes without it stops the measuring, and
  * every figure then stays as it was however much is registered;
  * MRRC_CACHE_MEASURE_COSTS starts it again; switching to model mode puts
- * the papers' figures back, under any the caller sets.
+ * the papers' figures back, under any the caller changes (passing back
+ * the measured ones read changes none).
  */
 TEST_F(real, costs_measured)
 {
@@ -1388,6 +1389,15 @@ TEST_F(real, costs_measured)
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
 	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
 	EXPECT_EQ(MRRC_POLICY_LRU, cfg.policy);
+
+	/* Straight to the ioctl: COSTS_MEASURED is ignored in, others not. */
+	ASSERT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
+	cfg.size = sizeof(cfg);
+	ASSERT_EQ(0, raw_ioctl(self->fd, MRRC_IOC_CACHE_CONFIG, &cfg));
+	EXPECT_EQ(MRRC_CACHE_COSTS_MEASURED, cfg.flags);
+	cfg.flags = 1U << 2;
+	ASSERT_EQ(-EOPNOTSUPP,
+		  raw_ioctl(self->fd, MRRC_IOC_CACHE_CONFIG, &cfg));
 
 	/* With MEASURE_COSTS a figure passed is ignored. */
 	b = cfg.reg_ns_per_op;
@@ -1416,7 +1426,9 @@ TEST_F(real, costs_measured)
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
 	EXPECT_NE(5, cfg.reg_ns_per_op);
 
+	/* To model with the measured figures read back: the papers'. */
 	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
 	cfg.mode = MRRC_MODE_MODEL;
 	ASSERT_EQ(0, mrrc_cache_config(self->fd, &cfg));
 	expect_papers_costs(_metadata, &cfg);

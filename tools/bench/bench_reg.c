@@ -392,7 +392,7 @@ static void kernel_fit(int fd, const char *name, int dereg,
 	if (ret)
 		die("config", ret);
 	/* Not measured, they would be the papers' figures: say so. */
-	if (!(cfg.flags & MRRC_CACHE_MEASURE_COSTS))
+	if (!(cfg.flags & MRRC_CACHE_COSTS_MEASURED))
 		die("costs not measured", -EPROTO);
 	if (dereg) {
 		emit("cost_kernel_batch_b_ns", cfg.dereg_ns_per_op, "ns",
